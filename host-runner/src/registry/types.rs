@@ -1,0 +1,134 @@
+//! The values providers and the registry exchange (SPEC §4.1).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Who may invoke a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InvocationPolicy {
+    /// The model may see it in the catalog and load it with the `skill` tool.
+    pub model_invocable: bool,
+    /// A user may invoke it directly.
+    pub user_invocable: bool,
+}
+
+impl Default for InvocationPolicy {
+    fn default() -> Self {
+        Self {
+            model_invocable: true,
+            user_invocable: true,
+        }
+    }
+}
+
+/// Where a skill's resources live (SPEC §3.4). Serialised as the reference's
+/// `{"kind":"directory","path":…}` / `{"kind":"url","url":…}` /
+/// `{"kind":"opaque","description":…}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ResourceBase {
+    /// A directory on this machine.
+    Directory {
+        /// The directory's path.
+        path: String,
+    },
+    /// A base URL.
+    Url {
+        /// The URL.
+        url: String,
+    },
+    /// Free-text guidance.
+    Opaque {
+        /// The guidance text.
+        description: String,
+    },
+}
+
+/// One skill as a provider lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillCandidate {
+    /// Kebab-case name.
+    pub name: String,
+    /// Non-empty description, as written by the skill's author.
+    pub description: String,
+    /// Optional routing hint; never shown in the catalog.
+    pub when_to_use: Option<String>,
+    /// Who may invoke it.
+    pub invocation: InvocationPolicy,
+    /// Origin within the provider (`project-dsh`, `custom`, `runtime`, …).
+    pub source: String,
+    /// The listing provider's name; must equal [`SkillProvider::name`].
+    pub provider: String,
+    /// Where its resources live, if known.
+    pub resource_base: Option<ResourceBase>,
+    /// Precedence among duplicates: lower wins.
+    pub rank: i64,
+    /// The file it came from, if any.
+    pub path: Option<PathBuf>,
+    /// Free-form metadata, kept only when it is a mapping.
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// A skill's full definition, as a provider loads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillDefinition {
+    /// The listed fields, as found at load time (the name may have changed).
+    pub summary: SkillCandidate,
+    /// The instructions.
+    pub content: String,
+}
+
+/// A file a provider looked at and did not list, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedFile {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why it was skipped, for a human.
+    pub reason: String,
+}
+
+/// What one provider returned for one cwd.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Listing {
+    /// The candidates in the provider's own order.
+    pub candidates: Vec<SkillCandidate>,
+    /// False for an explicitly incomplete listing (some state could not be
+    /// read): its candidates still count, but the snapshot is incomplete.
+    pub complete: bool,
+    /// Files that were looked at and refused, for diagnostics.
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// A provider's failure, in its own words (shown to the model as
+/// `Error: <message>` when a tool call hits it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ProviderError(pub String);
+
+/// A source of skills. Implementations: the local filesystem provider, the
+/// in-memory provider used by scenarios, test fakes.
+pub trait SkillProvider: Send + Sync {
+    /// The provider's registered name; every candidate it lists carries it.
+    fn name(&self) -> &str;
+
+    /// Lists the skills visible from `cwd` (`None`: no project roots).
+    fn list(&self, cwd: Option<&Path>) -> Result<Listing, ProviderError>;
+
+    /// Loads the body of a candidate this provider listed, reading it afresh.
+    /// `Ok(None)` when it no longer exists.
+    fn load(
+        &self,
+        cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+    ) -> Result<Option<SkillDefinition>, ProviderError>;
+}
+
+/// The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$` (SPEC §3.3).
+pub fn is_skill_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .split('-')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}

@@ -1,0 +1,89 @@
+//! Catalog description normalisation (SPEC §3.5): whitespace runs collapsed,
+//! trimmed, and capped in characters.
+
+/// ECMAScript's `\s`: the reference normalises with `/\s+/g`, which is wider
+/// than ASCII whitespace and differs from [`char::is_whitespace`] (that one
+/// includes U+0085 and excludes U+FEFF).
+pub fn is_ecmascript_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+/// The suffix marking a truncated description.
+pub const ELLIPSIS: &str = "...";
+
+/// Collapses every whitespace run to one space, trims, and, when longer than
+/// `max_chars`, keeps the first `max_chars - 3` characters and appends `...`.
+/// Counts characters (Unicode scalar values), so a character is never split.
+/// The result is not escaped yet.
+pub fn catalog_description(raw: &str, max_chars: usize) -> String {
+    let mut normalized = String::with_capacity(raw.len());
+    let mut pending_space = false;
+    for c in raw.chars() {
+        if is_ecmascript_whitespace(c) {
+            pending_space = !normalized.is_empty();
+        } else {
+            if pending_space {
+                normalized.push(' ');
+                pending_space = false;
+            }
+            normalized.push(c);
+        }
+    }
+    // Fast path: a string with at most `max_chars` bytes has at most that many characters.
+    if normalized.len() <= max_chars || normalized.chars().count() <= max_chars {
+        return normalized;
+    }
+    let keep = max_chars.saturating_sub(ELLIPSIS.len());
+    let cut = normalized
+        .char_indices()
+        .nth(keep)
+        .map_or(normalized.len(), |(index, _)| index);
+    normalized.truncate(cut);
+    normalized.push_str(ELLIPSIS);
+    normalized
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collapses_every_ecmascript_whitespace_run_and_trims() {
+        let raw = "\u{FEFF} a\t\tb\n\u{0B}\u{0C}\r c\u{A0}\u{1680}d\u{2000}\u{200A}e\u{2028}\u{2029}f\u{202F}\u{205F}\u{3000}g  ";
+        assert_eq!(catalog_description(raw, 500), "a b c d e f g");
+    }
+
+    #[test]
+    fn next_line_is_not_ecmascript_whitespace() {
+        assert_eq!(catalog_description("a\u{85}b", 500), "a\u{85}b");
+    }
+
+    #[test]
+    fn keeps_a_description_exactly_at_the_cap() {
+        assert_eq!(catalog_description("abcde", 5), "abcde");
+    }
+
+    #[test]
+    fn truncates_to_cap_minus_three_and_appends_ellipsis() {
+        assert_eq!(catalog_description("abcdef", 5), "ab...");
+        assert_eq!(catalog_description("abcd", 3), "...");
+    }
+
+    #[test]
+    fn counts_characters_and_never_splits_one() {
+        // Each emoji is one character (two UTF-16 units, four bytes).
+        let raw = "😀😀😀😀😀😀";
+        assert_eq!(catalog_description(raw, 5), "😀😀...");
+        assert_eq!(catalog_description("ééééé", 5), "ééééé");
+        assert_eq!(catalog_description("éééééé", 5), "éé...");
+    }
+
+    #[test]
+    fn normalises_before_measuring() {
+        assert_eq!(catalog_description("  a   b  ", 3), "a b");
+    }
+}

@@ -1,0 +1,217 @@
+//! The wit-bindgen glue: converts between the generated WIT types and
+//! [`crate::types`], and holds the instance's configuration. No behaviour lives here.
+
+use std::sync::Mutex;
+
+use crate::config::Config;
+use crate::types as core;
+
+wit_bindgen::generate!({
+    path: "../wit",
+    world: "skill-plugin",
+});
+
+use dsh::skill::{registry, session, types as wit};
+use exports::dsh::skill::plugin::{self as api, Guest};
+
+/// Set by `configure`; defaults until then.
+static CONFIG: Mutex<Config> = Mutex::new(Config {
+    catalog_description_max_length: crate::config::DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH,
+});
+
+fn config() -> Config {
+    *CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+struct Plugin;
+
+impl Guest for Plugin {
+    fn configure(config: String) -> Result<(), String> {
+        let parsed = Config::parse(&config)?;
+        *CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = parsed;
+        Ok(())
+    }
+
+    fn definition() -> api::ToolDefinition {
+        api::ToolDefinition {
+            name: crate::tool::TOOL_NAME.to_owned(),
+            description: crate::tool::TOOL_DESCRIPTION.to_owned(),
+            parameters: crate::tool::TOOL_PARAMETERS.to_owned(),
+        }
+    }
+
+    fn pre_step(context: api::StepContext, decision: api::Decision) -> Result<api::Decision, api::StepError> {
+        let context = core::StepContext {
+            cwd: context.cwd,
+            tool_view: match context.tool_view {
+                api::ToolView::Visible => core::ToolView::Visible,
+                api::ToolView::Hidden => core::ToolView::Hidden,
+                api::ToolView::Shadowed => core::ToolView::Shadowed,
+            },
+            aborted: context.aborted,
+        };
+        let decision = match decision {
+            api::Decision::Enter(messages) => core::Decision::Enter(messages.into_iter().map(message_in).collect()),
+            api::Decision::Reject(reason) => core::Decision::Reject(reason),
+        };
+        match crate::pre_step::pre_step(&config(), &context, decision, &HostRegistry, &HostSession) {
+            Ok(core::Decision::Enter(messages)) => {
+                Ok(api::Decision::Enter(messages.into_iter().map(message_out).collect()))
+            }
+            Ok(core::Decision::Reject(reason)) => Ok(api::Decision::Reject(reason)),
+            Err(core::StepError::Aborted) => Err(api::StepError::Aborted),
+        }
+    }
+
+    fn invoke(context: api::ToolContext, arguments: String) -> Result<api::ToolSuccess, String> {
+        let result = crate::tool::invoke(&HostRegistry, context.cwd.as_deref(), &arguments)
+            .map_err(|error| error.model_text())?;
+        let text = crate::tool::render(&result);
+        Ok(api::ToolSuccess {
+            value: api::SkillResult {
+                name: result.name,
+                provider: result.provider,
+                resource_base: result.resource_base.map(resource_base_out),
+                content: result.content,
+            },
+            text,
+        })
+    }
+}
+
+export!(Plugin);
+
+/// The host's registry import.
+struct HostRegistry;
+
+impl core::Registry for HostRegistry {
+    fn snapshot(&self, cwd: Option<&str>) -> Result<core::Snapshot, core::RegistryError> {
+        let snapshot = registry::snapshot(cwd).map_err(registry_error)?;
+        Ok(core::Snapshot {
+            complete: snapshot.complete,
+            revision: snapshot.revision,
+            skills: snapshot.skills.into_iter().map(summary_in).collect(),
+        })
+    }
+
+    fn list(&self, cwd: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
+        Ok(registry::list_skills(cwd)
+            .map_err(registry_error)?
+            .into_iter()
+            .map(summary_in)
+            .collect())
+    }
+
+    fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {
+        Ok(registry::get_skill(cwd, name)
+            .map_err(registry_error)?
+            .map(|skill| core::SkillDefinition {
+                name: skill.name,
+                description: skill.description,
+                invocation: policy_in(skill.invocation),
+                provider: skill.provider,
+                resource_base: skill.resource_base.map(|base| match base {
+                    wit::ResourceBase::Directory(path) => core::ResourceBase::Directory(path),
+                    wit::ResourceBase::Url(url) => core::ResourceBase::Url(url),
+                    wit::ResourceBase::Opaque(description) => core::ResourceBase::Opaque(description),
+                }),
+                content: skill.content,
+            }))
+    }
+}
+
+/// The host's session import.
+struct HostSession;
+
+impl core::SessionHistory for HostSession {
+    fn read_user_messages(
+        &self,
+        filters: &[core::SourceFilter],
+        before: Option<u64>,
+        limit: u32,
+    ) -> core::UserMessagePage {
+        let filters: Vec<_> = filters
+            .iter()
+            .map(|filter| session::SourceFilter {
+                kind: filter.kind.clone(),
+                plugin: filter.plugin.clone(),
+            })
+            .collect();
+        let page = session::read_user_messages(&filters, before, limit);
+        core::UserMessagePage {
+            messages: page
+                .messages
+                .into_iter()
+                .map(|event| core::UserMessage {
+                    seq: event.seq,
+                    message: message_in(event.message),
+                })
+                .collect(),
+            next: page.next,
+        }
+    }
+
+    fn is_visible(&self, seq: u64) -> bool {
+        session::is_visible(seq)
+    }
+}
+
+fn registry_error(error: wit::RegistryError) -> core::RegistryError {
+    match error {
+        wit::RegistryError::Aborted => core::RegistryError::Aborted,
+        wit::RegistryError::Failed(text) => core::RegistryError::Failed(text),
+    }
+}
+
+fn policy_in(policy: wit::InvocationPolicy) -> core::InvocationPolicy {
+    core::InvocationPolicy {
+        model_invocable: policy.model_invocable,
+        user_invocable: policy.user_invocable,
+    }
+}
+
+fn summary_in(skill: wit::SkillSummary) -> core::SkillSummary {
+    core::SkillSummary {
+        name: skill.name,
+        description: skill.description,
+        invocation: policy_in(skill.invocation),
+        provider: skill.provider,
+        source: skill.source,
+    }
+}
+
+fn resource_base_out(base: core::ResourceBase) -> wit::ResourceBase {
+    match base {
+        core::ResourceBase::Directory(path) => wit::ResourceBase::Directory(path),
+        core::ResourceBase::Url(url) => wit::ResourceBase::Url(url),
+        core::ResourceBase::Opaque(description) => wit::ResourceBase::Opaque(description),
+    }
+}
+
+fn message_in(message: wit::Message) -> core::Message {
+    core::Message {
+        source: message.source,
+        content: message
+            .content
+            .into_iter()
+            .map(|block| match block {
+                wit::ContentBlock::Text(text) => core::ContentBlock::Text(text),
+                wit::ContentBlock::Other(json) => core::ContentBlock::Other(json),
+            })
+            .collect(),
+    }
+}
+
+fn message_out(message: core::Message) -> wit::Message {
+    wit::Message {
+        source: message.source,
+        content: message
+            .content
+            .into_iter()
+            .map(|block| match block {
+                core::ContentBlock::Text(text) => wit::ContentBlock::Text(text),
+                core::ContentBlock::Other(json) => wit::ContentBlock::Other(json),
+            })
+            .collect(),
+    }
+}

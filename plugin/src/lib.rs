@@ -1,0 +1,29 @@
+//! The DeepSeek Harness `skill` plugin: the model-facing skill catalog and the
+//! `skill` tool, built for `wasm32-wasip2` as a WebAssembly component that
+//! implements the `dsh:skill/skill-plugin` world in `../wit/world.wit`.
+//!
+//! Everything the model sees is produced here, byte for byte as SPEC §3 says.
+//! The logic is plain Rust that runs and is tested natively; [`glue`] (wasm
+//! only) converts the WIT types and calls it.
+//!
+//! ```
+//! use skill_plugin::tool::{render, SkillResult};
+//! let text = render(&SkillResult {
+//!     name: "a-skill".into(),
+//!     provider: "runtime".into(),
+//!     resource_base: None,
+//!     content: "Do the thing.".into(),
+//! });
+//! assert!(text.starts_with("<skill_content name=\"a-skill\">\n<skill_resources>\n"));
+//! ```
+
+pub mod catalog;
+pub mod config;
+pub mod description;
+pub mod escape;
+pub mod pre_step;
+pub mod tool;
+pub mod types;
+
+#[cfg(target_family = "wasm")]
+mod glue;

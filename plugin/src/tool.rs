@@ -1,0 +1,412 @@
+//! The `skill` tool: its definition (SPEC §3.2), execution order (§3.3) and
+//! result rendering (§3.4).
+
+use serde_json::Value;
+
+use crate::escape;
+use crate::types::{Registry, RegistryError, ResourceBase, SkillDefinition};
+
+/// The tool's name.
+pub const TOOL_NAME: &str = "skill";
+/// The tool's description for the model.
+pub const TOOL_DESCRIPTION: &str = "Load the full instructions for an available skill. Call this with the exact skill name from the session skill catalog before acting on a task that names or clearly matches that skill.";
+/// The tool's parameters as JSON Schema.
+pub const TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."}},"required":["name"]}"#;
+
+/// The canonical success value: `{name, provider, resourceBase?, content}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillResult {
+    /// The skill's name.
+    pub name: String,
+    /// The provider that served it.
+    pub provider: String,
+    /// Its resource base, if any.
+    pub resource_base: Option<ResourceBase>,
+    /// The instructions.
+    pub content: String,
+}
+
+/// Why a call failed; `Display` is the message, [`ToolError::model_text`] what the model sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolError {
+    /// The arguments do not fit the schema (the reference's argument validator's wording).
+    InvalidArguments(String),
+    /// The name does not match the skill-name grammar.
+    InvalidName(String),
+    /// No provider has (or still has) the skill.
+    Unknown(String),
+    /// The skill exists but the model may not invoke it.
+    NotModelInvocable(String),
+    /// A provider failed; its own text.
+    Provider(String),
+    /// The step was aborted while the registry answered.
+    Aborted,
+}
+
+impl std::fmt::Display for ToolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::InvalidArguments(violation) => write!(f, "invalid arguments: {violation}"),
+            Self::InvalidName(name) => write!(f, "invalid skill name \"{name}\""),
+            Self::Unknown(name) => write!(f, "skill \"{name}\" is unknown or no longer available"),
+            Self::NotModelInvocable(name) => {
+                write!(f, "skill \"{name}\" is not available for model invocation")
+            }
+            Self::Provider(text) => f.write_str(text),
+            Self::Aborted => f.write_str("the operation was aborted"),
+        }
+    }
+}
+
+impl ToolError {
+    /// The one text block the model sees: `Error: <message>`.
+    pub fn model_text(&self) -> String {
+        format!("Error: {self}")
+    }
+}
+
+impl From<RegistryError> for ToolError {
+    fn from(error: RegistryError) -> Self {
+        match error {
+            RegistryError::Aborted => Self::Aborted,
+            RegistryError::Failed(text) => Self::Provider(text),
+        }
+    }
+}
+
+/// Runs the tool for JSON `arguments` in the order of SPEC §3.3.
+pub fn invoke(registry: &impl Registry, cwd: Option<&str>, arguments: &str) -> Result<SkillResult, ToolError> {
+    let name = skill_name_argument(arguments)?;
+    if !is_skill_name(&name) {
+        return Err(ToolError::InvalidName(name));
+    }
+    let listed = registry.list(cwd)?;
+    let Some(summary) = listed.iter().find(|skill| skill.name == name) else {
+        return Err(ToolError::Unknown(name));
+    };
+    if !summary.invocation.model_invocable {
+        return Err(ToolError::NotModelInvocable(name));
+    }
+    let Some(definition) = registry.get(cwd, &name)? else {
+        return Err(ToolError::Unknown(name));
+    };
+    // Rechecked after loading: the file may have changed its policy since the
+    // listing, and a body the model may not see is never disclosed.
+    if !definition.invocation.model_invocable {
+        return Err(ToolError::NotModelInvocable(name));
+    }
+    let SkillDefinition {
+        name,
+        provider,
+        resource_base,
+        content,
+        ..
+    } = definition;
+    Ok(SkillResult {
+        name,
+        provider,
+        resource_base,
+        content,
+    })
+}
+
+/// The `name` argument, validated as the reference's schema validator does.
+fn skill_name_argument(arguments: &str) -> Result<String, ToolError> {
+    let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(arguments) else {
+        return Err(ToolError::InvalidArguments(
+            "\"arguments\" must be an object".to_owned(),
+        ));
+    };
+    match fields.remove("name") {
+        Some(Value::String(name)) => Ok(name),
+        None => Err(ToolError::InvalidArguments(
+            "missing required property \"name\"".to_owned(),
+        )),
+        Some(_) => Err(ToolError::InvalidArguments("\"name\" must be a string".to_owned())),
+    }
+}
+
+/// The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
+pub fn is_skill_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .split('-')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
+const DIRECTORY_GUIDANCE: &str = "Resolve relative paths mentioned by this skill against the base directory before using them. Load referenced resources only as needed.";
+const URL_GUIDANCE: &str = "Resolve relative URLs mentioned by this skill against the base URL before using them. Load referenced resources only as needed.";
+const AS_NEEDED_GUIDANCE: &str = "Load referenced resources only as needed.";
+
+/// Renders a result as the text the model sees (SPEC §3.4). The body is
+/// inserted verbatim, never escaped.
+pub fn render(result: &SkillResult) -> String {
+    let (first, second) = match &result.resource_base {
+        None => (
+            format!(
+                "Resources for this skill are managed by provider \"{}\".",
+                escape::text(&result.provider)
+            ),
+            AS_NEEDED_GUIDANCE,
+        ),
+        Some(ResourceBase::Directory(path)) => (
+            format!("Base directory for this skill: {}", escape::text(path)),
+            DIRECTORY_GUIDANCE,
+        ),
+        Some(ResourceBase::Url(url)) => (format!("Base URL for this skill: {}", escape::text(url)), URL_GUIDANCE),
+        Some(ResourceBase::Opaque(description)) => (
+            format!("Resources for this skill: {}", escape::text(description)),
+            AS_NEEDED_GUIDANCE,
+        ),
+    };
+    [
+        &format!("<skill_content name=\"{}\">", escape::attr(&result.name)),
+        "<skill_resources>",
+        &first,
+        second,
+        "</skill_resources>",
+        "",
+        "<skill_instructions>",
+        &result.content,
+        "</skill_instructions>",
+        "</skill_content>",
+    ]
+    .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::types::{InvocationPolicy, SkillSummary, Snapshot};
+
+    #[test]
+    fn definition_is_exact() {
+        assert_eq!(TOOL_NAME, "skill");
+        assert_eq!(
+            TOOL_DESCRIPTION,
+            "Load the full instructions for an available skill. Call this with the exact skill name from the session skill catalog before acting on a task that names or clearly matches that skill."
+        );
+        let parameters: Value = serde_json::from_str(TOOL_PARAMETERS).unwrap();
+        assert_eq!(
+            parameters,
+            serde_json::json!({"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."}},"required":["name"]})
+        );
+    }
+
+    /// A registry with one listing and one loaded definition per name, counting loads.
+    struct FakeRegistry {
+        listed: Vec<SkillSummary>,
+        loaded: Vec<SkillDefinition>,
+        list_error: Option<RegistryError>,
+        get_error: Option<RegistryError>,
+        loads: Cell<usize>,
+    }
+
+    fn policy(model_invocable: bool) -> InvocationPolicy {
+        InvocationPolicy {
+            model_invocable,
+            user_invocable: true,
+        }
+    }
+
+    fn summary(name: &str, model_invocable: bool) -> SkillSummary {
+        SkillSummary {
+            name: name.to_owned(),
+            description: "D.".to_owned(),
+            invocation: policy(model_invocable),
+            provider: "memory".to_owned(),
+            source: "memory".to_owned(),
+        }
+    }
+
+    fn definition(name: &str, model_invocable: bool) -> SkillDefinition {
+        SkillDefinition {
+            name: name.to_owned(),
+            description: "D.".to_owned(),
+            invocation: policy(model_invocable),
+            provider: "memory".to_owned(),
+            resource_base: Some(ResourceBase::Directory("/skills/x".to_owned())),
+            content: format!("{name} body"),
+        }
+    }
+
+    impl FakeRegistry {
+        fn new(listed: Vec<SkillSummary>, loaded: Vec<SkillDefinition>) -> Self {
+            Self {
+                listed,
+                loaded,
+                list_error: None,
+                get_error: None,
+                loads: Cell::new(0),
+            }
+        }
+    }
+
+    impl Registry for FakeRegistry {
+        fn snapshot(&self, _cwd: Option<&str>) -> Result<Snapshot, RegistryError> {
+            unreachable!("the tool never takes snapshots")
+        }
+        fn list(&self, _cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
+            self.list_error.clone().map_or_else(|| Ok(self.listed.clone()), Err)
+        }
+        fn get(&self, _cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+            self.loads.set(self.loads.get() + 1);
+            if let Some(error) = self.get_error.clone() {
+                return Err(error);
+            }
+            Ok(self.loaded.iter().find(|skill| skill.name == name).cloned())
+        }
+    }
+
+    fn call(registry: &FakeRegistry, arguments: &str) -> Result<String, String> {
+        invoke(registry, Some("/w"), arguments)
+            .map(|result| render(&result))
+            .map_err(|error| error.model_text())
+    }
+
+    #[test]
+    fn success_returns_only_name_provider_resource_base_and_content() {
+        let registry = FakeRegistry::new(vec![summary("a-skill", true)], vec![definition("a-skill", true)]);
+        let result = invoke(&registry, None, r#"{"name":"a-skill"}"#).unwrap();
+        assert_eq!(
+            result,
+            SkillResult {
+                name: "a-skill".to_owned(),
+                provider: "memory".to_owned(),
+                resource_base: Some(ResourceBase::Directory("/skills/x".to_owned())),
+                content: "a-skill body".to_owned(),
+            }
+        );
+    }
+
+    #[test]
+    fn invalid_name_is_refused_before_the_registry_is_asked() {
+        let mut registry = FakeRegistry::new(vec![], vec![]);
+        registry.list_error = Some(RegistryError::Failed("must not be reached".to_owned()));
+        assert_eq!(
+            call(&registry, r#"{"name":"Deploy_Preview"}"#),
+            Err("Error: invalid skill name \"Deploy_Preview\"".to_owned())
+        );
+        for bad in ["", "-a", "a-", "a--b", "a/b", "../x", "A"] {
+            assert_eq!(
+                call(&registry, &serde_json::json!({ "name": bad }).to_string()),
+                Err(format!("Error: invalid skill name \"{bad}\""))
+            );
+        }
+    }
+
+    #[test]
+    fn arguments_that_do_not_fit_the_schema_get_the_validators_wording() {
+        let registry = FakeRegistry::new(vec![], vec![]);
+        assert_eq!(
+            call(&registry, "{}"),
+            Err("Error: invalid arguments: missing required property \"name\"".to_owned())
+        );
+        assert_eq!(
+            call(&registry, r#"{"name":3}"#),
+            Err("Error: invalid arguments: \"name\" must be a string".to_owned())
+        );
+        assert_eq!(
+            call(&registry, "[]"),
+            Err("Error: invalid arguments: \"arguments\" must be an object".to_owned())
+        );
+    }
+
+    #[test]
+    fn unlisted_skill_is_unknown() {
+        let registry = FakeRegistry::new(vec![summary("other", true)], vec![]);
+        assert_eq!(
+            call(&registry, r#"{"name":"no-such-skill"}"#),
+            Err("Error: skill \"no-such-skill\" is unknown or no longer available".to_owned())
+        );
+    }
+
+    #[test]
+    fn listed_but_not_model_invocable_is_refused_without_loading_the_body() {
+        let registry = FakeRegistry::new(
+            vec![summary("rotate-keys", false)],
+            vec![definition("rotate-keys", true)],
+        );
+        assert_eq!(
+            call(&registry, r#"{"name":"rotate-keys"}"#),
+            Err("Error: skill \"rotate-keys\" is not available for model invocation".to_owned())
+        );
+        assert_eq!(registry.loads.get(), 0);
+    }
+
+    #[test]
+    fn listed_but_gone_at_load_is_unknown() {
+        let registry = FakeRegistry::new(vec![summary("a-skill", true)], vec![]);
+        assert_eq!(
+            call(&registry, r#"{"name":"a-skill"}"#),
+            Err("Error: skill \"a-skill\" is unknown or no longer available".to_owned())
+        );
+    }
+
+    #[test]
+    fn policy_is_rechecked_after_loading() {
+        let registry = FakeRegistry::new(vec![summary("a-skill", true)], vec![definition("a-skill", false)]);
+        assert_eq!(
+            call(&registry, r#"{"name":"a-skill"}"#),
+            Err("Error: skill \"a-skill\" is not available for model invocation".to_owned())
+        );
+    }
+
+    #[test]
+    fn provider_failures_get_the_same_wrapper() {
+        let mut registry = FakeRegistry::new(vec![summary("a-skill", true)], vec![]);
+        registry.get_error = Some(RegistryError::Failed("disk on fire".to_owned()));
+        assert_eq!(
+            call(&registry, r#"{"name":"a-skill"}"#),
+            Err("Error: disk on fire".to_owned())
+        );
+        registry.list_error = Some(RegistryError::Failed("listing failed".to_owned()));
+        assert_eq!(
+            call(&registry, r#"{"name":"a-skill"}"#),
+            Err("Error: listing failed".to_owned())
+        );
+    }
+
+    fn rendered(resource_base: Option<ResourceBase>) -> String {
+        render(&SkillResult {
+            name: "a\"<&>".to_owned(),
+            provider: "p<&>\"".to_owned(),
+            resource_base,
+            content: "Body <b>&amp;</b>\n  kept".to_owned(),
+        })
+    }
+
+    #[test]
+    fn renders_provider_managed_guidance() {
+        assert_eq!(
+            rendered(None),
+            "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nResources for this skill are managed by provider \"p&lt;&amp;&gt;\"\".\nLoad referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
+        );
+    }
+
+    #[test]
+    fn renders_directory_guidance() {
+        assert_eq!(
+            rendered(Some(ResourceBase::Directory("/s/<x>&".to_owned()))),
+            "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nBase directory for this skill: /s/&lt;x&gt;&amp;\nResolve relative paths mentioned by this skill against the base directory before using them. Load referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
+        );
+    }
+
+    #[test]
+    fn renders_url_guidance() {
+        assert_eq!(
+            rendered(Some(ResourceBase::Url("https://x.test/?a=1&b=\"2\"".to_owned()))),
+            "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nBase URL for this skill: https://x.test/?a=1&amp;b=\"2\"\nResolve relative URLs mentioned by this skill against the base URL before using them. Load referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
+        );
+    }
+
+    #[test]
+    fn renders_opaque_guidance() {
+        assert_eq!(
+            rendered(Some(ResourceBase::Opaque("Ask <ops>.".to_owned()))),
+            "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nResources for this skill: Ask &lt;ops&gt;.\nLoad referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
+        );
+    }
+}

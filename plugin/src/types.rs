@@ -1,0 +1,185 @@
+//! Plain-Rust mirrors of the WIT types the logic works with, so the logic
+//! compiles and is tested on the native target. `glue.rs` converts.
+
+/// Who may invoke a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvocationPolicy {
+    /// Listed in the catalog and loadable by the `skill` tool.
+    pub model_invocable: bool,
+    /// Invocable by a user directly.
+    pub user_invocable: bool,
+}
+
+/// Where a skill's resources live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceBase {
+    /// A directory path.
+    Directory(String),
+    /// A base URL.
+    Url(String),
+    /// Free-text guidance.
+    Opaque(String),
+}
+
+/// A skill as the registry lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillSummary {
+    /// Kebab-case name.
+    pub name: String,
+    /// Raw description.
+    pub description: String,
+    /// Invocation policy.
+    pub invocation: InvocationPolicy,
+    /// Serving provider.
+    pub provider: String,
+    /// Origin inside the provider.
+    pub source: String,
+}
+
+/// A loaded skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillDefinition {
+    /// The name found at load time.
+    pub name: String,
+    /// Raw description.
+    pub description: String,
+    /// Invocation policy as of this load.
+    pub invocation: InvocationPolicy,
+    /// Serving provider.
+    pub provider: String,
+    /// Resource base, if any.
+    pub resource_base: Option<ResourceBase>,
+    /// The instructions.
+    pub content: String,
+}
+
+/// A registry snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// False when some provider could not be listed completely.
+    pub complete: bool,
+    /// Equal revisions (for one cwd) mean equal skill lists.
+    pub revision: u64,
+    /// Winners, sorted by name.
+    pub skills: Vec<SkillSummary>,
+}
+
+/// Why a registry call gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryError {
+    /// The step was aborted.
+    Aborted,
+    /// A provider failed with this text.
+    Failed(String),
+}
+
+/// A message content block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ContentBlock {
+    /// Text.
+    Text(String),
+    /// Anything else, as JSON.
+    Other(String),
+}
+
+/// A user-role message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// The source object as JSON text.
+    pub source: String,
+    /// The content blocks.
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    /// The text when the content is exactly one text block.
+    pub fn single_text(&self) -> Option<&str> {
+        match self.content.as_slice() {
+            [ContentBlock::Text(text)] => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// A durable user message of the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserMessage {
+    /// Its seq.
+    pub seq: u64,
+    /// The message.
+    pub message: Message,
+}
+
+/// Selects messages by source `kind` and, optionally, `plugin`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFilter {
+    /// Source kind.
+    pub kind: String,
+    /// Source plugin.
+    pub plugin: Option<String>,
+}
+
+/// One page of user messages, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserMessagePage {
+    /// The messages.
+    pub messages: Vec<UserMessage>,
+    /// Cursor for the next, older page.
+    pub next: Option<u64>,
+}
+
+/// How the agent's tool view resolves `skill`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolView {
+    /// This plugin's tool.
+    Visible,
+    /// Excluded.
+    Hidden,
+    /// Shadowed by another tool named `skill`.
+    Shadowed,
+}
+
+/// What the host knows about a step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepContext {
+    /// The session's cwd.
+    pub cwd: Option<String>,
+    /// Tool visibility.
+    pub tool_view: ToolView,
+    /// Aborted before the plugin ran.
+    pub aborted: bool,
+}
+
+/// A step decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Enter with these messages.
+    Enter(Vec<Message>),
+    /// Do not run the step.
+    Reject(Option<String>),
+}
+
+/// Why a pre-step gave no decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepError {
+    /// The step was aborted.
+    Aborted,
+}
+
+/// The skill registry, as imported from the host.
+pub trait Registry {
+    /// A snapshot for the catalog.
+    fn snapshot(&self, cwd: Option<&str>) -> Result<Snapshot, RegistryError>;
+    /// The winning skills, for the tool's lookup.
+    fn list(&self, cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError>;
+    /// Loads one skill afresh.
+    fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError>;
+}
+
+/// The session history, as imported from the host.
+pub trait SessionHistory {
+    /// User messages matching `filters`, newest first, seq below `before`.
+    fn read_user_messages(&self, filters: &[SourceFilter], before: Option<u64>, limit: u32) -> UserMessagePage;
+    /// Whether `seq` is on the model-visible surface.
+    fn is_visible(&self, seq: u64) -> bool;
+}

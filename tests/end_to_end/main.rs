@@ -1,0 +1,1 @@
+//! End-to-end tests: the real plugin component driven through the host.

@@ -1,0 +1,1 @@
+//! End-to-end tests live in `end_to_end/`; this crate has no library code.
