@@ -1,1 +1,8 @@
-//! End-to-end tests: the real plugin component driven through the host.
+//! End-to-end tests: the real plugin component, built by host-runner's build
+//! script, driven through the host library and the `skill-host` binary.
+//! One test binary, so the component is compiled once per run.
+
+mod cli;
+mod common;
+mod library;
+mod scenarios;

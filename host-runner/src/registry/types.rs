@@ -118,11 +118,7 @@ pub trait SkillProvider: Send + Sync {
 
     /// Loads the body of a candidate this provider listed, reading it afresh.
     /// `Ok(None)` when it no longer exists.
-    fn load(
-        &self,
-        cwd: Option<&Path>,
-        candidate: &SkillCandidate,
-    ) -> Result<Option<SkillDefinition>, ProviderError>;
+    fn load(&self, cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError>;
 }
 
 /// The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$` (SPEC §3.3).

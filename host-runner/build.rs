@@ -1,0 +1,105 @@
+//! Builds the plugin component (`plugin/`) for `wasm32-wasip2` and leaves it
+//! in `OUT_DIR` for `include_bytes!`, so `skill-host` carries its plugin.
+//!
+//! The nested cargo gets its own target directory (the outer build holds the
+//! lock on the workspace's) and none of the outer build's `CARGO_*`
+//! variables, which describe the host crate, not the plugin.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TARGET: &str = "wasm32-wasip2";
+
+fn main() {
+    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .expect("host-runner lives inside the workspace")
+        .to_path_buf();
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    for watched in ["plugin/src", "plugin/Cargo.toml", "wit", "Cargo.toml", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+    println!("cargo:rerun-if-env-changed=SKILL_PLUGIN_WASM");
+
+    let destination = out_dir.join("skill_plugin.wasm");
+    // An escape hatch for unusual toolchains: use a component built elsewhere.
+    if let Some(prebuilt) = env::var_os("SKILL_PLUGIN_WASM") {
+        std::fs::copy(&prebuilt, &destination).unwrap_or_else(|error| {
+            panic!(
+                "cannot copy SKILL_PLUGIN_WASM={}: {error}",
+                Path::new(&prebuilt).display()
+            )
+        });
+        return;
+    }
+    require_target();
+
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target_dir = out_dir.join("plugin-target");
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(&root)
+        .args([
+            "build",
+            "--package",
+            "skill-plugin",
+            "--release",
+            "--target",
+            TARGET,
+            "--target-dir",
+        ])
+        .arg(&target_dir);
+    for (key, _) in env::vars_os() {
+        let key = key.to_string_lossy();
+        let inherited_build_setting = (key.starts_with("CARGO_") && key != "CARGO_HOME")
+            || matches!(
+                key.as_ref(),
+                "RUSTFLAGS"
+                    | "RUSTC_WRAPPER"
+                    | "RUSTC_WORKSPACE_WRAPPER"
+                    | "TARGET"
+                    | "PROFILE"
+                    | "OPT_LEVEL"
+                    | "DEBUG"
+                    | "HOST"
+                    | "RUSTC"
+                    | "RUSTDOC"
+            );
+        if inherited_build_setting {
+            command.env_remove(key.as_ref());
+        }
+    }
+    let status = command
+        .status()
+        .unwrap_or_else(|error| panic!("cannot run cargo to build the plugin: {error}"));
+    if !status.success() {
+        panic!(
+            "building the plugin component (cargo build -p skill-plugin --target {TARGET} --release) failed: {status}"
+        );
+    }
+    let built = target_dir.join(TARGET).join("release").join("skill_plugin.wasm");
+    std::fs::copy(&built, &destination)
+        .unwrap_or_else(|error| panic!("cannot copy the built plugin {}: {error}", built.display()));
+}
+
+/// Fails early, with the fix, when the wasm target is missing: the nested
+/// build's own error ("can't find crate for `core`") does not say what to do.
+fn require_target() {
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let sysroot = Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|output| output.status.success());
+    let Some(sysroot) = sysroot else {
+        return; // Let the nested build report what is wrong.
+    };
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    if !sysroot.join("lib/rustlib").join(TARGET).exists() {
+        panic!(
+            "the Rust target `{TARGET}` is not installed, and the plugin component is built for it: run `rustup target add {TARGET}`"
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! The one `bindgen!` over `../wit`: host-side types and traits for the
+//! `skill-plugin` world.
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "skill-plugin",
+    // Import functions return `wasmtime::Result`, so the host can end a call
+    // (an abort) without the guest seeing a value.
+    imports: { default: trappable },
+    // Lets the host compare returned messages with the ones it proposed.
+    additional_derives: [PartialEq],
+});
+
+pub use dsh::skill::{registry, session, types};
+pub use exports::dsh::skill::plugin;

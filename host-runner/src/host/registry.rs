@@ -1,0 +1,107 @@
+//! `dsh:skill/registry`: the registry's answers, converted to WIT types.
+
+use std::path::Path;
+
+use crate::bindings::registry::{Host, SkillSnapshot};
+use crate::bindings::types as wit;
+use crate::registry::{RegistryError, ResourceBase, SkillCandidate};
+use crate::runtime::CallState;
+
+impl Host for CallState {
+    fn snapshot(&mut self, cwd: Option<String>) -> wasmtime::Result<Result<SkillSnapshot, wit::RegistryError>> {
+        let host = &self.host;
+        if host.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        let Some(registry) = &host.registry else {
+            return Ok(Ok(SkillSnapshot {
+                complete: true,
+                revision: 0,
+                skills: Vec::new(),
+            }));
+        };
+        let snapshot = registry.snapshot(cwd.as_deref().map(Path::new));
+        if host.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        Ok(Ok(SkillSnapshot {
+            complete: snapshot.complete,
+            revision: snapshot.revision,
+            skills: snapshot
+                .skills
+                .iter()
+                .map(|winner| summary(&winner.candidate))
+                .collect(),
+        }))
+    }
+
+    fn list_skills(
+        &mut self,
+        cwd: Option<String>,
+    ) -> wasmtime::Result<Result<Vec<wit::SkillSummary>, wit::RegistryError>> {
+        let host = &self.host;
+        if host.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        let Some(registry) = &host.registry else {
+            return Ok(Ok(Vec::new()));
+        };
+        Ok(match registry.list(cwd.as_deref().map(Path::new)) {
+            Ok(snapshot) => Ok(snapshot
+                .skills
+                .iter()
+                .map(|winner| summary(&winner.candidate))
+                .collect()),
+            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
+        })
+    }
+
+    fn get_skill(
+        &mut self,
+        cwd: Option<String>,
+        name: String,
+    ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {
+        let host = &self.host;
+        if host.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        let Some(registry) = &host.registry else {
+            return Ok(Ok(None));
+        };
+        Ok(match registry.get(cwd.as_deref().map(Path::new), &name) {
+            Ok(definition) => Ok(definition.map(|definition| {
+                let skill = definition.summary;
+                wit::SkillDefinition {
+                    invocation: policy(&skill),
+                    resource_base: skill.resource_base.map(|base| match base {
+                        ResourceBase::Directory { path } => wit::ResourceBase::Directory(path),
+                        ResourceBase::Url { url } => wit::ResourceBase::Url(url),
+                        ResourceBase::Opaque { description } => wit::ResourceBase::Opaque(description),
+                    }),
+                    name: skill.name,
+                    description: skill.description,
+                    provider: skill.provider,
+                    content: definition.content,
+                }
+            })),
+            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
+        })
+    }
+}
+
+fn policy(skill: &SkillCandidate) -> wit::InvocationPolicy {
+    wit::InvocationPolicy {
+        model_invocable: skill.invocation.model_invocable,
+        user_invocable: skill.invocation.user_invocable,
+    }
+}
+
+fn summary(skill: &SkillCandidate) -> wit::SkillSummary {
+    wit::SkillSummary {
+        name: skill.name.clone(),
+        description: skill.description.clone(),
+        invocation: policy(skill),
+        provider: skill.provider.clone(),
+        source: skill.source.clone(),
+    }
+}

@@ -1,0 +1,287 @@
+//! The plugin as the host uses it: each export called in the sandbox, its
+//! output validated before use, messages converted to and from the session
+//! log's shape.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::bindings::plugin as api;
+use crate::bindings::types as wit;
+use crate::error::HostError;
+use crate::host::{CallHost, content_to_wit};
+use crate::message::{self, CATALOG_SOURCE};
+use crate::registry::SkillRegistry;
+use crate::runtime::{EMBEDDED_PLUGIN, PluginRuntime, SandboxLimits};
+use crate::session::SessionLog;
+
+/// How the agent's tool view resolves the name `skill`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolView {
+    /// `skill` is this plugin's tool.
+    #[default]
+    Visible,
+    /// The agent's tool view excludes it.
+    Hidden,
+    /// Another tool named `skill` shadows it.
+    Shadowed,
+}
+
+/// A step decision: messages are user-message `data` objects as the session
+/// log stores them (`content`, `source`, `role`, `id`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Enter the step with these messages.
+    Enter(Vec<Value>),
+    /// Do not run the step; the listener's opaque reason.
+    Reject(Option<String>),
+}
+
+/// What a pre-step produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StepOutcome {
+    /// The decision to use.
+    Decided(Decision),
+    /// The step was aborted.
+    Aborted,
+}
+
+/// The `skill` tool's definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolDefinition {
+    /// `skill`.
+    pub name: String,
+    /// The description the model sees.
+    pub description: String,
+    /// The parameters' JSON Schema.
+    pub parameters: Value,
+}
+
+/// The result of a `skill` call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// `value` is `{name, provider, resourceBase?, content}`; `text` what the model sees.
+    Success {
+        /// The canonical value.
+        value: Value,
+        /// The rendered text.
+        text: String,
+    },
+    /// The model sees `text` (`Error: …`).
+    Error {
+        /// The error text.
+        text: String,
+    },
+}
+
+impl ToolOutcome {
+    /// The one text block the model sees.
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Success { text, .. } | Self::Error { text } => text,
+        }
+    }
+}
+
+/// Inputs of one pre-step besides the decision.
+#[derive(Debug, Clone, Default)]
+pub struct StepInput {
+    /// The session's working directory.
+    pub cwd: Option<String>,
+    /// How `skill` resolves for the agent.
+    pub tool_view: ToolView,
+    /// Raised when the step is aborted, before or during the call.
+    pub abort: Option<Arc<AtomicBool>>,
+}
+
+/// A loaded, configured plugin component.
+pub struct Plugin {
+    runtime: PluginRuntime,
+}
+
+impl Plugin {
+    /// Compiles `component` and checks that it accepts `config` (JSON).
+    pub fn new(component: &[u8], config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
+        Ok(Self {
+            runtime: PluginRuntime::new(component, config, limits)?,
+        })
+    }
+
+    /// The plugin built into this host.
+    pub fn embedded(config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
+        Self::new(EMBEDDED_PLUGIN, config, limits)
+    }
+
+    /// The `skill` tool's definition, as the plugin declares it.
+    pub fn definition(&self) -> Result<ToolDefinition, HostError> {
+        let definition = self.runtime.call("definition", CallHost::detached(), |store, plugin| {
+            plugin.dsh_skill_plugin().call_definition(store)
+        })?;
+        let parameters = serde_json::from_str(&definition.parameters).map_err(|error| HostError::InvalidOutput {
+            call: "definition",
+            reason: format!("parameters are not JSON: {error}"),
+        })?;
+        Ok(ToolDefinition {
+            name: definition.name,
+            description: definition.description,
+            parameters,
+        })
+    }
+
+    /// Runs the pre-step for a session and returns the validated decision.
+    /// Every message returned is either one of the proposed messages
+    /// (returned as proposed, id included) or a catalog the plugin wrote.
+    pub fn pre_step(
+        &self,
+        registry: &Arc<SkillRegistry>,
+        session: &Arc<Mutex<SessionLog>>,
+        input: &StepInput,
+        decision: Decision,
+    ) -> Result<StepOutcome, HostError> {
+        let context = api::StepContext {
+            cwd: input.cwd.clone(),
+            tool_view: match input.tool_view {
+                ToolView::Visible => api::ToolView::Visible,
+                ToolView::Hidden => api::ToolView::Hidden,
+                ToolView::Shadowed => api::ToolView::Shadowed,
+            },
+            aborted: input
+                .abort
+                .as_ref()
+                .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed)),
+        };
+        let proposed = match &decision {
+            Decision::Enter(messages) => {
+                api::Decision::Enter(messages.iter().map(message_to_wit).collect::<Result<_, _>>()?)
+            }
+            Decision::Reject(reason) => api::Decision::Reject(reason.clone()),
+        };
+        let host = CallHost {
+            registry: Some(Arc::clone(registry)),
+            session: Some(Arc::clone(session)),
+            abort: input.abort.clone(),
+        };
+        let returned = self.runtime.call("pre-step", host, |store, plugin| {
+            plugin.dsh_skill_plugin().call_pre_step(store, &context, &proposed)
+        })?;
+        match returned {
+            Err(api::StepError::Aborted) => Ok(StepOutcome::Aborted),
+            Ok(returned) => validate_decision(decision, returned).map(StepOutcome::Decided),
+        }
+    }
+
+    /// Calls the `skill` tool with the model's JSON `arguments`.
+    pub fn invoke(
+        &self,
+        registry: &Arc<SkillRegistry>,
+        cwd: Option<&str>,
+        arguments: &str,
+    ) -> Result<ToolOutcome, HostError> {
+        let context = api::ToolContext {
+            cwd: cwd.map(str::to_owned),
+        };
+        let host = CallHost {
+            registry: Some(Arc::clone(registry)),
+            ..CallHost::default()
+        };
+        let returned = self.runtime.call("invoke", host, |store, plugin| {
+            plugin.dsh_skill_plugin().call_invoke(store, &context, arguments)
+        })?;
+        Ok(match returned {
+            Ok(success) => {
+                let result = success.value;
+                let mut value = json!({"name": result.name, "provider": result.provider});
+                if let Some(base) = result.resource_base {
+                    value["resourceBase"] = match base {
+                        wit::ResourceBase::Directory(path) => json!({"kind": "directory", "path": path}),
+                        wit::ResourceBase::Url(url) => json!({"kind": "url", "url": url}),
+                        wit::ResourceBase::Opaque(description) => json!({"kind": "opaque", "description": description}),
+                    };
+                }
+                value["content"] = Value::String(result.content);
+                ToolOutcome::Success {
+                    value,
+                    text: success.text,
+                }
+            }
+            Err(text) => ToolOutcome::Error { text },
+        })
+    }
+}
+
+fn message_to_wit(data: &Value) -> Result<wit::Message, HostError> {
+    let source = data
+        .get("source")
+        .filter(|source| source.is_object())
+        .ok_or_else(|| HostError::Input(format!("a proposed message has no source object: {data}")))?;
+    let content = data
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or_else(|| HostError::Input(format!("a proposed message has no content array: {data}")))?;
+    Ok(wit::Message {
+        source: source.to_string(),
+        content: content_to_wit(content),
+    })
+}
+
+/// Checks the plugin's decision against what it was given: a reject must come
+/// back unchanged; an enter may keep, drop or reorder nothing but the proposed
+/// messages, plus at most one catalog message of its own.
+fn validate_decision(proposed: Decision, returned: api::Decision) -> Result<Decision, HostError> {
+    let invalid = |reason: String| HostError::InvalidOutput {
+        call: "pre-step",
+        reason,
+    };
+    match (proposed, returned) {
+        (Decision::Reject(reason), api::Decision::Reject(returned)) if reason == returned => {
+            Ok(Decision::Reject(reason))
+        }
+        (Decision::Reject(_), _) => Err(invalid("a reject must be returned unchanged".to_owned())),
+        (Decision::Enter(_), api::Decision::Reject(_)) => {
+            Err(invalid("the plugin may not turn an enter into a reject".to_owned()))
+        }
+        (Decision::Enter(proposed), api::Decision::Enter(returned)) => {
+            let mut unused: Vec<Option<(wit::Message, Value)>> = proposed
+                .into_iter()
+                .map(|data| message_to_wit(&data).map(|message| Some((message, data))))
+                .collect::<Result<_, _>>()?;
+            let mut added = 0;
+            let mut messages = Vec::with_capacity(returned.len());
+            for message in returned {
+                let kept = unused
+                    .iter_mut()
+                    .find(|slot| slot.as_ref().is_some_and(|(original, _)| *original == message));
+                if let Some(slot) = kept {
+                    if let Some((_, data)) = slot.take() {
+                        messages.push(data);
+                    }
+                    continue;
+                }
+                added += 1;
+                if added > 1 {
+                    return Err(invalid("more than one message was added".to_owned()));
+                }
+                messages.push(catalog_data(&message).map_err(invalid)?);
+            }
+            Ok(Decision::Enter(messages))
+        }
+    }
+}
+
+/// A message the plugin added: only a catalog with the plugin's own source
+/// and one text block is accepted.
+fn catalog_data(message: &wit::Message) -> Result<Value, String> {
+    let source: Value = serde_json::from_str(&message.source)
+        .map_err(|error| format!("an added message's source is not JSON: {error}"))?;
+    if source != *CATALOG_SOURCE {
+        return Err(format!(
+            "an added message has source {source}; the plugin may only write {}",
+            *CATALOG_SOURCE
+        ));
+    }
+    let [wit::ContentBlock::Text(text)] = message.content.as_slice() else {
+        return Err("an added catalog message must be exactly one text block".to_owned());
+    };
+    Ok(message::user_message(source, text))
+}

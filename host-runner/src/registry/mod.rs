@@ -1,0 +1,376 @@
+//! The skill registry (SPEC §4.1): merges providers and runtime skills into
+//! one winning skill per name, caches complete snapshots per cwd, and loads
+//! bodies from the winning provider on demand.
+
+mod runtime;
+mod types;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use runtime::{RUNTIME_PROVIDER, RUNTIME_RANK, RuntimeSkill};
+pub use types::*;
+
+/// How many complete snapshots are cached (one per cwd) by default.
+pub const DEFAULT_CACHE_CAPACITY: usize = 128;
+
+/// One winning skill and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Winner {
+    /// The candidate as listed.
+    pub candidate: SkillCandidate,
+    /// The index of its provider in registration order; `None` for runtime skills.
+    provider: Option<usize>,
+}
+
+/// A candidate that lost to another of the same name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shadowed {
+    /// The losing candidate.
+    pub candidate: SkillCandidate,
+    /// The winner's source and path.
+    pub by_source: String,
+    /// The winner's path, if any.
+    pub by_path: Option<PathBuf>,
+}
+
+/// The registry's view for one cwd at one moment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegistrySnapshot {
+    /// False when a provider failed or listed incompletely.
+    pub complete: bool,
+    /// Identifies this exact list: equal revisions mean equal skills.
+    pub revision: u64,
+    /// Winners sorted by name.
+    pub skills: Vec<Winner>,
+    /// Duplicates that lost, for diagnostics.
+    pub shadowed: Vec<Shadowed>,
+    /// Files providers refused, for diagnostics.
+    pub skipped: Vec<SkippedFile>,
+    /// Provider failures and refused candidates, for diagnostics.
+    pub warnings: Vec<String>,
+    /// The first invalid candidate a provider listed: the tool's lookup fails
+    /// with this text (as the reference's registry throws), and the snapshot
+    /// is incomplete.
+    pub invalid_candidate: Option<String>,
+}
+
+/// Why a registry call has no answer for the tool.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// A provider failed; the text is shown to the model as `Error: <text>`.
+    #[error("{0}")]
+    Failed(String),
+}
+
+struct Contents {
+    providers: Vec<Arc<dyn SkillProvider>>,
+    runtime: Vec<RuntimeSkill>,
+}
+
+struct Cache {
+    /// Bumped by every invalidation; a collect that saw it move is superseded.
+    generation: u64,
+    /// Source of snapshot revisions.
+    next_revision: u64,
+    entries: HashMap<Option<PathBuf>, Arc<RegistrySnapshot>>,
+    /// Insertion order, oldest first, for eviction.
+    order: VecDeque<Option<PathBuf>>,
+}
+
+/// The registry. Thread-safe; providers are called without holding its lock.
+pub struct SkillRegistry {
+    contents: Mutex<Contents>,
+    cache: Mutex<Cache>,
+    capacity: usize,
+}
+
+impl Default for SkillRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SkillRegistry {
+    /// An empty registry with the default cache capacity.
+    pub fn new() -> Self {
+        Self::with_cache_capacity(DEFAULT_CACHE_CAPACITY)
+    }
+
+    /// An empty registry caching at most `capacity` snapshots.
+    pub fn with_cache_capacity(capacity: usize) -> Self {
+        Self {
+            contents: Mutex::new(Contents {
+                providers: Vec::new(),
+                runtime: Vec::new(),
+            }),
+            cache: Mutex::new(Cache {
+                generation: 0,
+                next_revision: 1,
+                entries: HashMap::new(),
+                order: VecDeque::new(),
+            }),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Registers a provider after those already registered.
+    pub fn register_provider(&self, provider: Arc<dyn SkillProvider>) {
+        lock(&self.contents).providers.push(provider);
+        self.invalidate();
+    }
+
+    /// Replaces every provider (a scenario's `set-providers`).
+    pub fn set_providers(&self, providers: Vec<Arc<dyn SkillProvider>>) {
+        lock(&self.contents).providers = providers;
+        self.invalidate();
+    }
+
+    /// Registers a runtime skill; the first registration of a name wins, a
+    /// later one is ignored (returns false). Invalid skills are refused.
+    pub fn register_runtime(&self, skill: RuntimeSkill) -> Result<bool, String> {
+        skill.validate()?;
+        let mut contents = lock(&self.contents);
+        if contents.runtime.iter().any(|existing| existing.name == skill.name) {
+            return Ok(false);
+        }
+        contents.runtime.push(skill);
+        drop(contents);
+        self.invalidate();
+        Ok(true)
+    }
+
+    /// Removes every runtime skill (a scenario's `set-runtime`).
+    pub fn clear_runtime(&self) {
+        lock(&self.contents).runtime.clear();
+        self.invalidate();
+    }
+
+    /// Drops every cached snapshot; the next snapshot lists afresh.
+    pub fn invalidate(&self) {
+        let mut cache = lock(&self.cache);
+        cache.generation += 1;
+        cache.entries.clear();
+        cache.order.clear();
+    }
+
+    /// The current view for `cwd`: from the cache when complete and still
+    /// valid, otherwise listed afresh. A listing superseded by an
+    /// invalidation while it ran is retried once; a second supersession
+    /// returns it as incomplete.
+    pub fn snapshot(&self, cwd: Option<&Path>) -> Arc<RegistrySnapshot> {
+        let key = cwd.map(Path::to_path_buf);
+        let mut attempt = 1;
+        loop {
+            let generation = {
+                let cache = lock(&self.cache);
+                if let Some(hit) = cache.entries.get(&key) {
+                    return Arc::clone(hit);
+                }
+                cache.generation
+            };
+            let mut fresh = self.collect(cwd);
+            let mut cache = lock(&self.cache);
+            fresh.revision = cache.next_revision;
+            cache.next_revision += 1;
+            if cache.generation != generation {
+                if attempt < 2 {
+                    attempt += 1;
+                    continue;
+                }
+                fresh.complete = false;
+                return Arc::new(fresh);
+            }
+            let fresh = Arc::new(fresh);
+            if fresh.complete {
+                if cache.order.len() >= self.capacity {
+                    if let Some(oldest) = cache.order.pop_front() {
+                        cache.entries.remove(&oldest);
+                    }
+                }
+                cache.order.push_back(key.clone());
+                cache.entries.insert(key, Arc::clone(&fresh));
+            }
+            return fresh;
+        }
+    }
+
+    /// The winners for the tool's lookup. Fails when a provider listed an
+    /// invalid candidate (the reference's behaviour); a provider that failed
+    /// outright is omitted, as in the snapshot.
+    pub fn list(&self, cwd: Option<&Path>) -> Result<Arc<RegistrySnapshot>, RegistryError> {
+        let snapshot = self.snapshot(cwd);
+        if let Some(invalid) = &snapshot.invalid_candidate {
+            return Err(RegistryError::Failed(invalid.clone()));
+        }
+        Ok(snapshot)
+    }
+
+    /// Loads the winning definition of `name` afresh from its provider.
+    /// `Ok(None)` when nothing has it any more, or when the loaded skill has
+    /// another name (renamed on disk: the provider is invalidated).
+    pub fn get(&self, cwd: Option<&Path>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+        if !is_skill_name(name) {
+            return Ok(None);
+        }
+        let snapshot = self.list(cwd)?;
+        let Some(winner) = snapshot.skills.iter().find(|winner| winner.candidate.name == name) else {
+            return Ok(None);
+        };
+        let definition = match winner.provider {
+            None => lock(&self.contents)
+                .runtime
+                .iter()
+                .find(|skill| skill.name == name)
+                .map(RuntimeSkill::definition),
+            Some(index) => {
+                let provider = lock(&self.contents).providers.get(index).cloned();
+                let Some(provider) = provider else {
+                    return Ok(None);
+                };
+                provider
+                    .load(cwd, &winner.candidate)
+                    .map_err(|error| RegistryError::Failed(error.0))?
+            }
+        };
+        let Some(definition) = definition else {
+            return Ok(None);
+        };
+        validate_definition(&definition).map_err(RegistryError::Failed)?;
+        if definition.summary.name != winner.candidate.name {
+            self.invalidate();
+            return Ok(None);
+        }
+        Ok(Some(definition))
+    }
+
+    fn collect(&self, cwd: Option<&Path>) -> RegistrySnapshot {
+        let (providers, runtime) = {
+            let contents = lock(&self.contents);
+            (contents.providers.clone(), contents.runtime.clone())
+        };
+        let mut complete = true;
+        let mut warnings = Vec::new();
+        let mut skipped = Vec::new();
+        let mut invalid_candidate = None;
+        // (rank, provider order, local order) decides duplicates; runtime skills
+        // come before every provider at equal rank, sorted by name.
+        let mut ranked: Vec<(i64, i64, usize, Winner)> = Vec::new();
+        let mut runtime = runtime;
+        runtime.sort_by(|a, b| a.name.cmp(&b.name));
+        for (local, skill) in runtime.iter().enumerate() {
+            ranked.push((
+                RUNTIME_RANK,
+                -1,
+                local,
+                Winner {
+                    candidate: skill.candidate(),
+                    provider: None,
+                },
+            ));
+        }
+        for (index, provider) in providers.iter().enumerate() {
+            let listing = match provider.list(cwd) {
+                Ok(listing) => listing,
+                Err(error) => {
+                    complete = false;
+                    warnings.push(format!("skill provider \"{}\" skipped: {error}", provider.name()));
+                    continue;
+                }
+            };
+            if let Some(invalid) = listing
+                .candidates
+                .iter()
+                .find_map(|c| validate_candidate(c, provider.name()).err())
+            {
+                // One invalid candidate discredits the whole listing.
+                complete = false;
+                warnings.push(invalid.clone());
+                invalid_candidate.get_or_insert(invalid);
+                skipped.extend(listing.skipped);
+                continue;
+            }
+            complete &= listing.complete;
+            skipped.extend(listing.skipped);
+            for (local, candidate) in listing.candidates.into_iter().enumerate() {
+                let rank = candidate.rank;
+                ranked.push((
+                    rank,
+                    index as i64,
+                    local,
+                    Winner {
+                        candidate,
+                        provider: Some(index),
+                    },
+                ));
+            }
+        }
+        ranked.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut skills: Vec<Winner> = Vec::new();
+        let mut shadowed = Vec::new();
+        for (_, _, _, winner) in ranked {
+            match seen.get(&winner.candidate.name) {
+                Some(&at) => shadowed.push(Shadowed {
+                    by_source: skills[at].candidate.source.clone(),
+                    by_path: skills[at].candidate.path.clone(),
+                    candidate: winner.candidate,
+                }),
+                None => {
+                    seen.insert(winner.candidate.name.clone(), skills.len());
+                    skills.push(winner);
+                }
+            }
+        }
+        skills.sort_by(|a, b| a.candidate.name.cmp(&b.candidate.name));
+        RegistrySnapshot {
+            complete,
+            revision: 0,
+            skills,
+            shadowed,
+            skipped,
+            warnings,
+            invalid_candidate,
+        }
+    }
+}
+
+fn validate_candidate(candidate: &SkillCandidate, provider: &str) -> Result<(), String> {
+    if !is_skill_name(&candidate.name) {
+        return Err(format!(
+            "skill provider \"{provider}\" returned invalid skill name \"{}\"",
+            candidate.name
+        ));
+    }
+    if candidate.description.is_empty() {
+        return Err(format!(
+            "skill provider \"{provider}\" returned skill \"{}\" without a description",
+            candidate.name
+        ));
+    }
+    if candidate.provider != provider {
+        return Err(format!(
+            "skill provider \"{provider}\" returned skill \"{}\" for provider \"{}\"",
+            candidate.name, candidate.provider
+        ));
+    }
+    Ok(())
+}
+
+fn validate_definition(definition: &SkillDefinition) -> Result<(), String> {
+    let name = &definition.summary.name;
+    if !is_skill_name(name) {
+        return Err(format!("loaded skill has invalid name \"{name}\""));
+    }
+    if definition.summary.description.is_empty() {
+        return Err(format!("loaded skill \"{name}\" requires a description"));
+    }
+    Ok(())
+}
+
+/// Locks, recovering from a poisoned lock: the registry's state stays
+/// consistent between statements, so a panic elsewhere never corrupts it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,380 @@
+//! The in-memory index of a session: user messages and the surface fold,
+//! built line by line from the file and extended by our own appends. No raw
+//! line is kept.
+
+use serde_json::Value;
+
+use super::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
+use super::wire::{self, EventLine, LineEnvelope, UserMessageLine};
+use super::{SessionHeader, UserMessageEvent};
+
+/// The event types that carry a `surfaceOp` and may join the surface.
+const MESSAGE_EVENT_TYPES: [&str; 3] = ["user/message", "assistant/message", "tool/result"];
+
+/// The event type indexed for the plugin.
+pub(super) const USER_MESSAGE: &str = "user/message";
+
+fn is_message_type(kind: &str) -> bool {
+    MESSAGE_EVENT_TYPES.contains(&kind)
+}
+
+/// The surface marker an event to append asks for.
+pub(super) enum OpRequest {
+    /// No marker (a log-only event).
+    None,
+    /// This marker, checked against the surface at write time.
+    Given(SurfaceOp),
+    /// Replace whatever the surface holds when the write happens (or append
+    /// if it is empty): compaction must cover nodes another process appended
+    /// after this log was read.
+    WholeSurface,
+}
+
+/// One event to append.
+pub(super) struct EventRequest {
+    pub kind: String,
+    pub data: Value,
+    pub op: OpRequest,
+}
+
+/// Why a batch cannot be written.
+pub(super) enum PlanError {
+    /// The event itself is malformed.
+    Invalid { event_type: String, reason: String },
+    /// A replacement does not fit the current surface.
+    BadRange { start: u64, end: u64, reason: String },
+}
+
+/// One event of a planned batch, with its marker resolved.
+struct PlannedEvent {
+    seq: u64,
+    kind: String,
+    data: Value,
+    op: Option<SurfaceOp>,
+}
+
+/// Serialized events ready to be written, with everything needed to update
+/// the index once the write succeeded.
+pub(super) struct PlannedBatch {
+    /// The event lines, each ending in `\n`.
+    pub bytes: Vec<u8>,
+    events: Vec<PlannedEvent>,
+    /// The surface after the batch, when it holds a replacement (appends
+    /// alone are replayed on commit instead of cloning the surface).
+    surface: Option<SurfaceFold>,
+}
+
+impl PlannedBatch {
+    /// The number of event lines in `bytes`.
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+}
+
+/// User messages, the surface, and the bookkeeping that keeps seqs unique.
+#[derive(Default)]
+pub(super) struct SessionIndex {
+    pub warnings: Vec<String>,
+    pub user_messages: Vec<UserMessageEvent>,
+    pub surface: SurfaceFold,
+    last_seq: Option<u64>,
+    /// Lines that parsed as JSON objects; a file with none is not a log.
+    pub readable_lines: u64,
+    /// `time` of the first event, for a synthetic header's `createdAt`.
+    pub first_event_time: Option<i64>,
+}
+
+impl SessionIndex {
+    /// The seq the next appended event gets.
+    pub fn next_seq(&self) -> u64 {
+        self.last_seq.map_or(0, |seq| seq + 1)
+    }
+
+    fn warn(&mut self, line_no: u64, message: impl std::fmt::Display) {
+        self.warnings.push(format!("line {line_no}: {message}"));
+    }
+
+    /// Folds one line of the file into the index. Returns the header when
+    /// this is the first readable line and a header, and an error only for a
+    /// header that cannot be used; every other problem is a warning and the
+    /// line is skipped (it stays in the file).
+    pub fn ingest_line(
+        &mut self,
+        line_no: u64,
+        line: &[u8],
+        terminated: bool,
+    ) -> Result<Option<SessionHeader>, String> {
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let torn = if terminated {
+            ""
+        } else {
+            " (the file's last line has no newline: a torn write?)"
+        };
+        // serde's derived Deserialize would also accept a JSON array.
+        if text.first() != Some(&b'{') {
+            self.warn(line_no, format_args!("skipped: not a JSON object{torn}"));
+            return Ok(None);
+        }
+        let envelope: LineEnvelope = match serde_json::from_slice(text) {
+            Ok(envelope) => envelope,
+            Err(error) => {
+                self.warn(line_no, format_args!("skipped: unreadable JSON ({error}){torn}"));
+                return Ok(None);
+            }
+        };
+        self.readable_lines += 1;
+        let Some(kind) = envelope.kind.as_deref() else {
+            self.warn(line_no, "skipped: no \"type\"");
+            return Ok(None);
+        };
+        if kind == "session" {
+            // The header is the first readable line (normally line 1; a
+            // blank or torn line before it does not demote it).
+            if self.readable_lines == 1 {
+                return wire::parse_header(&envelope).map(Some);
+            }
+            self.warn(line_no, "skipped: a session header after the first line");
+            return Ok(None);
+        }
+        let seq = match &envelope.seq {
+            Some(value) => match value.as_u64() {
+                Some(seq) => seq,
+                None => {
+                    self.warn(
+                        line_no,
+                        format_args!("skipped {kind}: seq {value} is not a non-negative integer"),
+                    );
+                    return Ok(None);
+                }
+            },
+            None => {
+                self.warn(line_no, format_args!("skipped {kind}: no seq"));
+                return Ok(None);
+            }
+        };
+        if let Some(last) = self.last_seq
+            && seq <= last
+        {
+            // Keeping seqs strictly increasing keeps user_messages sorted and
+            // the surface fold well defined.
+            let why = if seq == last { "a duplicate of" } else { "older than" };
+            self.warn(
+                line_no,
+                format_args!("ignored {kind}: seq {seq} is {why} seq {last} read before it"),
+            );
+            return Ok(None);
+        }
+        self.last_seq = Some(seq);
+        if self.first_event_time.is_none() {
+            self.first_event_time = envelope.time.as_ref().and_then(Value::as_i64);
+        }
+        if kind == USER_MESSAGE {
+            match serde_json::from_slice::<UserMessageLine>(text) {
+                Ok(UserMessageLine { data }) => self.user_messages.push(UserMessageEvent {
+                    seq,
+                    source: data.source,
+                    content: data.content,
+                }),
+                Err(error) => self.warn(
+                    line_no,
+                    format_args!("user message seq {seq} not indexed: its data has no content list ({error})"),
+                ),
+            }
+        }
+        self.fold_marker(line_no, kind, seq, envelope.surface_op.as_ref());
+        Ok(None)
+    }
+
+    fn fold_marker(&mut self, line_no: u64, kind: &str, seq: u64, marker: Option<&Value>) {
+        let op = match (is_message_type(kind), marker) {
+            // A message without a marker is log-only: it never reaches the
+            // model. (DeepSeek Harness always writes one; this host records
+            // `skill-host load` results that way.)
+            (_, None) => return,
+            (false, Some(_)) => {
+                self.warn(
+                    line_no,
+                    format_args!("{kind} seq {seq} cannot carry a surfaceOp; ignored"),
+                );
+                return;
+            }
+            (true, Some(marker)) => match wire::parse_surface_op(marker) {
+                Some(op) => op,
+                None => {
+                    self.warn(
+                        line_no,
+                        format_args!("{kind} seq {seq} has an invalid surfaceOp {marker}; it stays off the surface"),
+                    );
+                    return;
+                }
+            },
+        };
+        let outcome = self.surface.apply(seq, op);
+        let SurfaceOp::Replace { start, end } = op else {
+            return;
+        };
+        match outcome {
+            FoldOutcome::Appended | FoldOutcome::Replaced { .. } => {}
+            FoldOutcome::ReplacedBySeqRange { shadowed } => self.warn(
+                line_no,
+                format_args!(
+                    "seq {seq} replaces {start}..={end}, whose ends are not both on the surface in that order; hid the {} surface node(s) with seqs in that range instead",
+                    shadowed.len()
+                ),
+            ),
+            FoldOutcome::NothingToReplace => self.warn(
+                line_no,
+                format_args!("seq {seq} replaces {start}..={end}, but no surface node lies in that range; appended it at the end"),
+            ),
+        }
+    }
+
+    /// Assigns seqs and serializes a batch against the current surface,
+    /// without changing the index.
+    pub fn plan(&self, requests: Vec<EventRequest>, time: i64) -> Result<PlannedBatch, PlanError> {
+        let mut bytes = Vec::new();
+        let mut events: Vec<PlannedEvent> = Vec::with_capacity(requests.len());
+        let mut staged: Option<SurfaceFold> = None;
+        for (seq, request) in (self.next_seq()..).zip(requests) {
+            let needs_surface = matches!(
+                request.op,
+                OpRequest::WholeSurface | OpRequest::Given(SurfaceOp::Replace { .. })
+            );
+            if needs_surface && staged.is_none() {
+                staged = Some(self.staged_surface(&events));
+            }
+            let op = match request.op {
+                OpRequest::None => None,
+                OpRequest::Given(op) => Some(op),
+                OpRequest::WholeSurface => Some(
+                    staged
+                        .as_ref()
+                        .and_then(SurfaceFold::whole_range)
+                        .unwrap_or(SurfaceOp::Append),
+                ),
+            };
+            let mut shadowed = None;
+            if let (Some(SurfaceOp::Replace { start, end }), Some(surface)) = (op, staged.as_mut()) {
+                let hidden = surface
+                    .shadowed_by(start, end)
+                    .ok_or_else(|| bad_range(surface, start, end))?
+                    .to_vec();
+                surface.apply(seq, SurfaceOp::Replace { start, end });
+                shadowed = Some(hidden);
+            } else if let (Some(surface), Some(op)) = (staged.as_mut(), op) {
+                surface.apply(seq, op);
+            }
+            let line = EventLine {
+                kind: &request.kind,
+                seq,
+                time,
+                data: &request.data,
+                surface_op: op,
+                source_event_seqs: shadowed.as_deref(),
+            };
+            serde_json::to_writer(&mut bytes, &line).map_err(|error| PlanError::Invalid {
+                event_type: request.kind.clone(),
+                reason: format!("cannot serialize it: {error}"),
+            })?;
+            bytes.push(b'\n');
+            events.push(PlannedEvent {
+                seq,
+                kind: request.kind,
+                data: request.data,
+                op,
+            });
+        }
+        Ok(PlannedBatch {
+            bytes,
+            events,
+            surface: staged,
+        })
+    }
+
+    /// A copy of the surface with the batch's earlier events folded in, so a
+    /// replacement sees them. Cloning happens only for batches that replace.
+    fn staged_surface(&self, earlier: &[PlannedEvent]) -> SurfaceFold {
+        let mut copy = self.surface.clone();
+        for event in earlier {
+            if let Some(op) = event.op {
+                copy.apply(event.seq, op);
+            }
+        }
+        copy
+    }
+
+    /// Adds a batch that was durably written (or, in memory, accepted) and
+    /// returns its seqs.
+    pub fn commit(&mut self, batch: PlannedBatch) -> Vec<u64> {
+        let replay_appends = batch.surface.is_none();
+        if let Some(surface) = batch.surface {
+            self.surface = surface;
+        }
+        let mut seqs = Vec::with_capacity(batch.events.len());
+        for event in batch.events {
+            if let (true, Some(op)) = (replay_appends, event.op) {
+                self.surface.apply(event.seq, op);
+            }
+            if event.kind == USER_MESSAGE {
+                let (source, content) = user_message_parts(event.data);
+                self.user_messages.push(UserMessageEvent {
+                    seq: event.seq,
+                    source,
+                    content,
+                });
+            }
+            self.last_seq = Some(event.seq);
+            seqs.push(event.seq);
+        }
+        seqs
+    }
+}
+
+/// Checks what can be checked without the surface: the type, that only a
+/// message carries a marker, and a user message's data shape.
+pub(super) fn validate(request: &EventRequest) -> Result<(), String> {
+    let kind = request.kind.as_str();
+    if kind.is_empty() || kind == "session" {
+        return Err("not an event type".to_owned());
+    }
+    let has_op = !matches!(request.op, OpRequest::None);
+    if has_op && !is_message_type(kind) {
+        return Err(format!(
+            "only {} events carry a surfaceOp",
+            MESSAGE_EVENT_TYPES.join(", ")
+        ));
+    }
+    if kind == USER_MESSAGE {
+        let Some(data) = request.data.as_object() else {
+            return Err("data must be a user-message object".to_owned());
+        };
+        if !data.get("content").is_some_and(Value::is_array) {
+            return Err("data.content must be a list of content blocks".to_owned());
+        }
+    }
+    Ok(())
+}
+
+fn bad_range(surface: &SurfaceFold, start: u64, end: u64) -> PlanError {
+    let reason = match (surface.contains(start), surface.contains(end)) {
+        (false, _) => format!("seq {start} is not on the surface"),
+        (true, false) => format!("seq {end} is not on the surface"),
+        (true, true) => format!("seq {start} comes after seq {end} on the surface"),
+    };
+    PlanError::BadRange { start, end, reason }
+}
+
+fn user_message_parts(data: Value) -> (Value, Vec<Value>) {
+    let Value::Object(mut data) = data else {
+        return (Value::Null, Vec::new());
+    };
+    let source = data.remove("source").unwrap_or(Value::Null);
+    let content = match data.remove("content") {
+        Some(Value::Array(blocks)) => blocks,
+        _ => Vec::new(),
+    };
+    (source, content)
+}

@@ -1,0 +1,35 @@
+//! A step boundary: the pre-step run for a session and its decision applied
+//! to the log, as a harness does before every model step.
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::HostError;
+use crate::plugin::{Decision, Plugin, StepInput, StepOutcome};
+use crate::registry::SkillRegistry;
+use crate::session::{SessionLog, SurfaceOp};
+
+/// Runs the pre-step on the `proposed` decision (the host's other listeners'
+/// output) and, when the result is to enter, appends every message of it to
+/// the session in one write.
+/// Returns the outcome; a failed call leaves the session untouched.
+pub fn run_step(
+    plugin: &Plugin,
+    registry: &Arc<SkillRegistry>,
+    session: &Arc<Mutex<SessionLog>>,
+    input: &StepInput,
+    proposed: Decision,
+) -> Result<StepOutcome, HostError> {
+    let outcome = plugin.pre_step(registry, session, input, proposed)?;
+    if let StepOutcome::Decided(Decision::Enter(messages)) = &outcome {
+        if !messages.is_empty() {
+            let batch = messages.iter().map(|data| (data.clone(), SurfaceOp::Append)).collect();
+            lock(session).append_user_messages(batch)?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Locks a session shared with plugin calls.
+pub fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
+    session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
