@@ -231,10 +231,9 @@ fn run(cli: Cli) -> Result<u8> {
             let text = std::fs::read_to_string(&scenario)
                 .with_context(|| format!("cannot read scenario {}", scenario.display()))?;
             let mut parsed = Scenario::parse(&text).with_context(|| format!("scenario {}", scenario.display()))?;
-            if let Some(config) = &global.config {
-                if parsed.config == "{}" {
-                    parsed.config = read_config(config)?;
-                }
+            // The scenario's own configuration wins over --config.
+            if parsed.config.is_none() {
+                parsed.config = global.config.as_deref().map(read_config).transpose()?;
             }
             let component = component_bytes(global)?;
             let output = parsed.replay(&component, limits(global))?;

@@ -22,8 +22,8 @@ pub const COMPACTION_SUMMARY: &str = "Summary of the earlier conversation.";
 /// A parsed scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    /// Plugin configuration JSON.
-    pub config: String,
+    /// Plugin configuration JSON (`None`: the scenario sets none).
+    pub config: Option<String>,
     /// The session's cwd.
     pub cwd: String,
     providers: Vec<Value>,
@@ -53,8 +53,8 @@ impl Scenario {
             }
         };
         let config = match fields.remove("config") {
-            None | Some(Value::Null) => "{}".to_owned(),
-            Some(config) => config.to_string(),
+            None | Some(Value::Null) => None,
+            Some(config) => Some(config.to_string()),
         };
         let cwd = match fields.remove("cwd") {
             None | Some(Value::Null) => DEFAULT_CWD.to_owned(),
@@ -76,7 +76,7 @@ impl Scenario {
 
     /// Runs every step against `component` and returns `{"steps":[…]}`.
     pub fn replay(&self, component: &[u8], limits: SandboxLimits) -> Result<Value, HostError> {
-        let plugin = Plugin::new(component, &self.config, limits)?;
+        let plugin = Plugin::new(component, self.config.as_deref().unwrap_or("{}"), limits)?;
         let registry = Arc::new(SkillRegistry::new());
         registry.set_providers(providers(&self.providers)?);
         set_runtime(&registry, &self.runtime)?;

@@ -20,11 +20,11 @@ pub fn run_step(
     proposed: Decision,
 ) -> Result<StepOutcome, HostError> {
     let outcome = plugin.pre_step(registry, session, input, proposed)?;
-    if let StepOutcome::Decided(Decision::Enter(messages)) = &outcome {
-        if !messages.is_empty() {
-            let batch = messages.iter().map(|data| (data.clone(), SurfaceOp::Append)).collect();
-            lock(session).append_user_messages(batch)?;
-        }
+    if let StepOutcome::Decided(Decision::Enter(messages)) = &outcome
+        && !messages.is_empty()
+    {
+        let batch = messages.iter().map(|data| (data.clone(), SurfaceOp::Append)).collect();
+        lock(session).append_user_messages(batch)?;
     }
     Ok(outcome)
 }

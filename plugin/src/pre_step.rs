@@ -107,10 +107,10 @@ pub fn pre_step(
         return Ok(Decision::Enter(messages));
     }
     // 9. The proposed catalog is already the current one.
-    if let Some(index) = existing {
-        if catalog::published_digest(&messages[index]) == Some(catalog.digest) {
-            return Ok(Decision::Enter(messages));
-        }
+    if let Some(index) = existing
+        && catalog::published_digest(&messages[index]) == Some(catalog.digest)
+    {
+        return Ok(Decision::Enter(messages));
     }
     // 10. Nothing was ever published and nothing is listed: no tombstone needed.
     if !history.published && catalog.len == 0 {

@@ -184,10 +184,10 @@ impl SkillRegistry {
             }
             let fresh = Arc::new(fresh);
             if fresh.complete {
-                if cache.order.len() >= self.capacity {
-                    if let Some(oldest) = cache.order.pop_front() {
-                        cache.entries.remove(&oldest);
-                    }
+                if cache.order.len() >= self.capacity
+                    && let Some(oldest) = cache.order.pop_front()
+                {
+                    cache.entries.remove(&oldest);
                 }
                 cache.order.push_back(key.clone());
                 cache.entries.insert(key, Arc::clone(&fresh));
@@ -306,7 +306,7 @@ impl SkillRegistry {
                 ));
             }
         }
-        ranked.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        ranked.sort_by_key(|entry| (entry.0, entry.1, entry.2));
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut skills: Vec<Winner> = Vec::new();
         let mut shadowed = Vec::new();
