@@ -522,7 +522,7 @@ mod tests {
 
     /// The public corpora in the steering repository's `shared/` folder,
     /// which sits beside the project checkout.
-    const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus");
+    const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/corpus");
 
     fn write(path: &Path, text: &str) {
         if let Some(parent) = path.parent() {

@@ -374,3 +374,6 @@ fn validate_definition(definition: &SkillDefinition) -> Result<(), String> {
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+#[cfg(test)]
+mod tests;
