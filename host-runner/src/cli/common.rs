@@ -1,0 +1,101 @@
+//! What the commands share: the global options, the plugin, the local
+//! registry, paths and output helpers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde_json::Value;
+use skill_host::message::single_text;
+use skill_host::providers::local::{LocalProvider, LocalRoots};
+use skill_host::{EMBEDDED_PLUGIN, Plugin, SandboxLimits, SkillRegistry};
+
+/// Options accepted before or after any command.
+#[derive(Args)]
+pub struct GlobalOptions {
+    /// A plugin component to run instead of the one built into this binary.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub plugin: Option<PathBuf>,
+    /// Plugin configuration (a JSON object), e.g. {"catalogDescriptionMaxLength": 200}.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Deadline of one plugin call, in milliseconds.
+    #[arg(long, global = true, value_name = "N", default_value_t = 1000)]
+    pub timeout_ms: u64,
+    /// Memory cap of one plugin call, in MiB.
+    #[arg(long, global = true, value_name = "N", default_value_t = 64)]
+    pub memory_mb: usize,
+}
+
+impl GlobalOptions {
+    /// The sandbox limits these options set.
+    pub fn limits(&self) -> SandboxLimits {
+        SandboxLimits {
+            timeout: Duration::from_millis(self.timeout_ms),
+            memory_bytes: self.memory_mb.saturating_mul(1024 * 1024),
+        }
+    }
+
+    /// The component to run: `--plugin`, else the embedded one.
+    pub fn component(&self) -> Result<Vec<u8>> {
+        match &self.plugin {
+            Some(path) => std::fs::read(path).with_context(|| format!("cannot read plugin {}", path.display())),
+            None => Ok(EMBEDDED_PLUGIN.to_vec()),
+        }
+    }
+
+    /// The `--config` file's text, if given.
+    pub fn config(&self) -> Result<Option<String>> {
+        self.config
+            .as_deref()
+            .map(|path| {
+                std::fs::read_to_string(path).with_context(|| format!("cannot read configuration {}", path.display()))
+            })
+            .transpose()
+    }
+
+    /// The plugin, compiled and configured.
+    pub fn load_plugin(&self) -> Result<Plugin> {
+        let config = self.config()?.unwrap_or_else(|| "{}".to_owned());
+        Ok(Plugin::new(&self.component()?, &config, self.limits())?)
+    }
+
+    /// A registry with the local filesystem provider.
+    pub fn registry(&self) -> Arc<SkillRegistry> {
+        let registry = Arc::new(SkillRegistry::new());
+        registry.register_provider(Arc::new(LocalProvider::new(LocalRoots::from_env())));
+        registry
+    }
+}
+
+/// An absolute path as a string (session headers and cwds are strings).
+pub fn absolute(path: &Path) -> Result<String> {
+    let absolute = std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    absolute
+        .to_str()
+        .map(str::to_owned)
+        .with_context(|| format!("{} is not valid UTF-8", absolute.display()))
+}
+
+/// Prints each warning on stderr.
+pub fn warn_all(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// The text a message shows: its single text block, else its content as JSON.
+pub fn message_text(data: &Value) -> String {
+    single_text(data).map_or_else(|| data["content"].to_string(), str::to_owned)
+}
+
+/// Pretty JSON with one-space indentation, as the scenario examples are written.
+pub fn pretty(value: &Value) -> String {
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    serde::Serialize::serialize(value, &mut serializer).expect("serialising a JSON value to memory cannot fail");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}

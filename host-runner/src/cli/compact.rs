@@ -1,0 +1,27 @@
+//! `compact`: hide the visible conversation behind a summary.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use skill_host::scenario::COMPACTION_SUMMARY;
+use skill_host::session::SessionLog;
+
+use super::common::warn_all;
+
+/// Hide the whole visible conversation behind a summary message.
+#[derive(Args)]
+pub struct CompactArgs {
+    /// The session file.
+    #[arg(long, value_name = "FILE")]
+    session: PathBuf,
+}
+
+impl CompactArgs {
+    pub fn run(self) -> Result<u8> {
+        let mut log = SessionLog::open(&self.session)?;
+        warn_all(log.warnings());
+        log.compact(COMPACTION_SUMMARY)?;
+        Ok(0)
+    }
+}

@@ -1,0 +1,31 @@
+//! `replay`: a scenario file against in-memory providers (SPEC §7).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use skill_host::scenario::Scenario;
+
+use super::common::{GlobalOptions, pretty};
+
+/// Run a scenario file against in-memory providers.
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// The scenario (SPEC §7).
+    scenario: PathBuf,
+}
+
+impl ReplayArgs {
+    pub fn run(self, global: &GlobalOptions) -> Result<u8> {
+        let text = std::fs::read_to_string(&self.scenario)
+            .with_context(|| format!("cannot read scenario {}", self.scenario.display()))?;
+        let mut parsed = Scenario::parse(&text).with_context(|| format!("scenario {}", self.scenario.display()))?;
+        // The scenario's own configuration wins over --config.
+        if parsed.config.is_none() {
+            parsed.config = global.config()?;
+        }
+        let output = parsed.replay(&global.component()?, global.limits())?;
+        println!("{}", pretty(&output));
+        Ok(0)
+    }
+}
