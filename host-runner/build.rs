@@ -13,10 +13,7 @@ const TARGET: &str = "wasm32-wasip2";
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = manifest_dir
-        .parent()
-        .expect("host-runner lives inside the workspace")
-        .to_path_buf();
+    let root = manifest_dir.parent().expect("host-runner lives inside the workspace").to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     for watched in ["plugin/src", "plugin/Cargo.toml", "wit", "Cargo.toml", "Cargo.lock"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
@@ -27,10 +24,7 @@ fn main() {
     // An escape hatch for unusual toolchains: use a component built elsewhere.
     if let Some(prebuilt) = env::var_os("SKILL_PLUGIN_WASM") {
         std::fs::copy(&prebuilt, &destination).unwrap_or_else(|error| {
-            panic!(
-                "cannot copy SKILL_PLUGIN_WASM={}: {error}",
-                Path::new(&prebuilt).display()
-            )
+            panic!("cannot copy SKILL_PLUGIN_WASM={}: {error}", Path::new(&prebuilt).display())
         });
         return;
     }
@@ -41,15 +35,7 @@ fn main() {
     let mut command = Command::new(cargo);
     command
         .current_dir(&root)
-        .args([
-            "build",
-            "--package",
-            "skill-plugin",
-            "--release",
-            "--target",
-            TARGET,
-            "--target-dir",
-        ])
+        .args(["build", "--package", "skill-plugin", "--release", "--target", TARGET, "--target-dir"])
         .arg(&target_dir);
     for (key, _) in env::vars_os() {
         let key = key.to_string_lossy();
@@ -71,9 +57,7 @@ fn main() {
             command.env_remove(key.as_ref());
         }
     }
-    let status = command
-        .status()
-        .unwrap_or_else(|error| panic!("cannot run cargo to build the plugin: {error}"));
+    let status = command.status().unwrap_or_else(|error| panic!("cannot run cargo to build the plugin: {error}"));
     if !status.success() {
         panic!(
             "building the plugin component (cargo build -p skill-plugin --target {TARGET} --release) failed: {status}"
@@ -88,11 +72,8 @@ fn main() {
 /// build's own error ("can't find crate for `core`") does not say what to do.
 fn require_target() {
     let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let sysroot = Command::new(rustc)
-        .args(["--print", "sysroot"])
-        .output()
-        .ok()
-        .filter(|output| output.status.success());
+    let sysroot =
+        Command::new(rustc).args(["--print", "sysroot"]).output().ok().filter(|output| output.status.success());
     let Some(sysroot) = sysroot else {
         return; // Let the nested build report what is wrong.
     };

@@ -41,9 +41,7 @@ fn main() {
             command.env_remove(key.as_ref());
         }
     }
-    let status = command
-        .status()
-        .unwrap_or_else(|error| panic!("cannot run cargo for the hostile plugin: {error}"));
+    let status = command.status().unwrap_or_else(|error| panic!("cannot run cargo for the hostile plugin: {error}"));
     assert!(
         status.success(),
         "building tests/fixtures/hostile-plugin for wasm32-wasip2 failed: {status} (is the target installed? `rustup target add wasm32-wasip2`)"

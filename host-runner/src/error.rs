@@ -67,9 +67,5 @@ pub enum HostError {
 }
 
 fn stderr_suffix(stderr: &str) -> String {
-    if stderr.is_empty() {
-        String::new()
-    } else {
-        format!(" (guest stderr: {stderr})")
-    }
+    if stderr.is_empty() { String::new() } else { format!(" (guest stderr: {stderr})") }
 }

@@ -103,9 +103,7 @@ pub struct Plugin {
 impl Plugin {
     /// Compiles `component` and checks that it accepts `config` (JSON).
     pub fn new(component: &[u8], config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
-        Ok(Self {
-            runtime: PluginRuntime::new(component, config, limits)?,
-        })
+        Ok(Self { runtime: PluginRuntime::new(component, config, limits)? })
     }
 
     /// The plugin built into this host.
@@ -122,11 +120,7 @@ impl Plugin {
             call: "definition",
             reason: format!("parameters are not JSON: {error}"),
         })?;
-        Ok(ToolDefinition {
-            name: definition.name,
-            description: definition.description,
-            parameters,
-        })
+        Ok(ToolDefinition { name: definition.name, description: definition.description, parameters })
     }
 
     /// Runs the pre-step for a session and returns the validated decision.
@@ -140,16 +134,14 @@ impl Plugin {
         decision: Decision,
     ) -> Result<StepOutcome, HostError> {
         let context = api::StepContext {
+            session: crate::step::lock(session).key(),
             cwd: input.cwd.clone(),
             tool_view: match input.tool_view {
                 ToolView::Visible => api::ToolView::Visible,
                 ToolView::Hidden => api::ToolView::Hidden,
                 ToolView::Shadowed => api::ToolView::Shadowed,
             },
-            aborted: input
-                .abort
-                .as_ref()
-                .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed)),
+            aborted: input.abort.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed)),
         };
         let proposed = match &decision {
             Decision::Enter(messages) => {
@@ -171,6 +163,32 @@ impl Plugin {
         }
     }
 
+    /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
+    /// skills with their file locations (empty when there are none).
+    pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
+        let host = CallHost { registry: Some(Arc::clone(registry)), ..CallHost::default() };
+        let cwd = cwd.map(str::to_owned);
+        match self.runtime.call("system-prompt", host, |store, plugin| {
+            plugin.dsh_skill_plugin().call_system_prompt(store, cwd.as_deref())
+        })? {
+            Ok(text) => Ok(text),
+            Err(api::StepError::Aborted) => Err(aborted("system-prompt")),
+        }
+    }
+
+    /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
+    pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
+        let host = CallHost { registry: Some(Arc::clone(registry)), ..CallHost::default() };
+        let cwd = cwd.map(str::to_owned);
+        match self
+            .runtime
+            .call("expand", host, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, cwd.as_deref(), text))?
+        {
+            Ok(text) => Ok(text),
+            Err(api::StepError::Aborted) => Err(aborted("expand")),
+        }
+    }
+
     /// Calls the `skill` tool with the model's JSON `arguments`.
     pub fn invoke(
         &self,
@@ -178,16 +196,11 @@ impl Plugin {
         cwd: Option<&str>,
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
-        let context = api::ToolContext {
-            cwd: cwd.map(str::to_owned),
-        };
-        let host = CallHost {
-            registry: Some(Arc::clone(registry)),
-            ..CallHost::default()
-        };
-        let returned = self.runtime.call("invoke", host, |store, plugin| {
-            plugin.dsh_skill_plugin().call_invoke(store, &context, arguments)
-        })?;
+        let context = api::ToolContext { cwd: cwd.map(str::to_owned) };
+        let host = CallHost { registry: Some(Arc::clone(registry)), ..CallHost::default() };
+        let returned = self
+            .runtime
+            .call("invoke", host, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, &context, arguments))?;
         Ok(match returned {
             Ok(success) => {
                 let result = success.value;
@@ -200,14 +213,16 @@ impl Plugin {
                     };
                 }
                 value["content"] = Value::String(result.content);
-                ToolOutcome::Success {
-                    value,
-                    text: success.text,
-                }
+                ToolOutcome::Success { value, text: success.text }
             }
             Err(text) => ToolOutcome::Error { text },
         })
     }
+}
+
+/// Only a step has an abort signal; another call reporting one is invalid.
+fn aborted(call: &'static str) -> HostError {
+    HostError::InvalidOutput { call, reason: "reported an abort outside a step".to_owned() }
 }
 
 fn message_to_wit(data: &Value) -> Result<wit::Message, HostError> {
@@ -219,20 +234,15 @@ fn message_to_wit(data: &Value) -> Result<wit::Message, HostError> {
         .get("content")
         .and_then(Value::as_array)
         .ok_or_else(|| HostError::Input(format!("a proposed message has no content array: {data}")))?;
-    Ok(wit::Message {
-        source: source.to_string(),
-        content: content_to_wit(content),
-    })
+    Ok(wit::Message { source: source.to_string(), content: content_to_wit(content) })
 }
 
 /// Checks the plugin's decision against what it was given: a reject must come
-/// back unchanged; an enter may keep, drop or reorder nothing but the proposed
-/// messages, plus at most one catalog message of its own.
+/// back unchanged; an enter may keep or drop the proposed messages (in their
+/// order) and add at most one catalog with the plugin's own source, plus one
+/// skill injection per distinct `/name` a user wrote in a proposed message.
 fn validate_decision(proposed: Decision, returned: api::Decision) -> Result<Decision, HostError> {
-    let invalid = |reason: String| HostError::InvalidOutput {
-        call: "pre-step",
-        reason,
-    };
+    let invalid = |reason: String| HostError::InvalidOutput { call: "pre-step", reason };
     match (proposed, returned) {
         (Decision::Reject(reason), api::Decision::Reject(returned)) if reason == returned => {
             Ok(Decision::Reject(reason))
@@ -242,46 +252,93 @@ fn validate_decision(proposed: Decision, returned: api::Decision) -> Result<Deci
             Err(invalid("the plugin may not turn an enter into a reject".to_owned()))
         }
         (Decision::Enter(proposed), api::Decision::Enter(returned)) => {
+            let invocable = gesture_names(&proposed);
             let mut unused: Vec<Option<(wit::Message, Value)>> = proposed
                 .into_iter()
                 .map(|data| message_to_wit(&data).map(|message| Some((message, data))))
                 .collect::<Result<_, _>>()?;
-            let mut added = 0;
+            let mut catalogs = 0;
+            let mut injected: Vec<String> = Vec::new();
             let mut messages = Vec::with_capacity(returned.len());
             for message in returned {
-                let kept = unused
-                    .iter_mut()
-                    .find(|slot| slot.as_ref().is_some_and(|(original, _)| *original == message));
+                let kept =
+                    unused.iter_mut().find(|slot| slot.as_ref().is_some_and(|(original, _)| *original == message));
                 if let Some(slot) = kept {
                     if let Some((_, data)) = slot.take() {
                         messages.push(data);
                     }
                     continue;
                 }
-                added += 1;
-                if added > 1 {
-                    return Err(invalid("more than one message was added".to_owned()));
+                let added = added_message(&message).map_err(invalid)?;
+                match &added {
+                    Added::Catalog(_) => {
+                        catalogs += 1;
+                        if catalogs > 1 {
+                            return Err(invalid("more than one catalog was added".to_owned()));
+                        }
+                    }
+                    Added::Invocation(name, _) => {
+                        if !invocable.contains(name) || injected.contains(name) {
+                            return Err(invalid(format!("skill \"{name}\" was injected without a user's /{name}")));
+                        }
+                        injected.push(name.clone());
+                    }
                 }
-                messages.push(catalog_data(&message).map_err(invalid)?);
+                messages.push(match added {
+                    Added::Catalog(data) | Added::Invocation(_, data) => data,
+                });
             }
             Ok(Decision::Enter(messages))
         }
     }
 }
 
-/// A message the plugin added: only a catalog with the plugin's own source
-/// and one text block is accepted.
-fn catalog_data(message: &wit::Message) -> Result<Value, String> {
+/// A message the plugin added, accepted.
+enum Added {
+    /// A catalog: the plugin's own source, one text block.
+    Catalog(Value),
+    /// A user-invoked skill's instructions.
+    Invocation(String, Value),
+}
+
+fn added_message(message: &wit::Message) -> Result<Added, String> {
     let source: Value = serde_json::from_str(&message.source)
         .map_err(|error| format!("an added message's source is not JSON: {error}"))?;
-    if source != *CATALOG_SOURCE {
-        return Err(format!(
-            "an added message has source {source}; the plugin may only write {}",
-            *CATALOG_SOURCE
-        ));
-    }
     let [wit::ContentBlock::Text(text)] = message.content.as_slice() else {
-        return Err("an added catalog message must be exactly one text block".to_owned());
+        return Err("an added message must be exactly one text block".to_owned());
     };
-    Ok(message::user_message(source, text))
+    if source == *CATALOG_SOURCE {
+        return Ok(Added::Catalog(message::user_message(source, text)));
+    }
+    let invocation = source.as_object().and_then(|fields| {
+        let name = fields.get("name")?.as_str()?;
+        let exact = fields.len() == 3
+            && fields.get("kind")?.as_str()? == "skill-invocation"
+            && fields.get("form")?.as_str()? == "instructions";
+        exact.then(|| name.to_owned())
+    });
+    match invocation {
+        Some(name) => Ok(Added::Invocation(name, message::user_message(source, text))),
+        None => Err(format!(
+            "an added message has source {source}; the plugin may only write {} or a skill invocation",
+            *CATALOG_SOURCE
+        )),
+    }
+}
+
+/// Every `/name` token in the proposed messages' text (a superset of what the
+/// plugin may inject: it also checks the source is the user's own).
+fn gesture_names(proposed: &[Value]) -> Vec<String> {
+    let mut names = Vec::new();
+    for data in proposed {
+        let blocks = data.get("content").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        for text in blocks.iter().filter_map(|block| block.get("text").and_then(Value::as_str)) {
+            for token in text.split(|c: char| c.is_whitespace() || c == '\u{FEFF}') {
+                if let Some(name) = token.strip_prefix('/') {
+                    names.push(name.to_owned());
+                }
+            }
+        }
+    }
+    names
 }

@@ -1,7 +1,14 @@
 //! The engine and the sandbox: one `Engine`, `Linker` and `InstancePre` for
-//! the host's lifetime, a fresh `Store` per call with a deadline and a memory
-//! cap, and no capability granted to the plugin beyond the two imports.
+//! the host's lifetime; every call under a fresh deadline and the store's
+//! memory cap; no capability granted to the plugin beyond the two imports.
+//!
+//! Instances are reused between calls (so the plugin can remember the catalog
+//! it built for a registry revision): an idle instance is taken, or a new one
+//! is made and configured. An instance that trapped is dropped with its store
+//! and never called again. Instances belong to one `PluginRuntime`, hence to
+//! one configuration.
 
+use std::sync::Mutex;
 use std::thread;
 use std::time::Duration;
 
@@ -20,7 +27,9 @@ pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sk
 /// How often the ticker advances the engine's epoch; deadlines are counted in ticks.
 const EPOCH_TICK: Duration = Duration::from_millis(2);
 /// How much of the guest's stderr is kept for an error message.
-const STDERR_CAPACITY: usize = 16 * 1024;
+const STDERR_CAPACITY: usize = 64 * 1024;
+/// How many idle instances are kept for reuse (one per concurrent caller).
+const MAX_IDLE: usize = 4;
 
 /// Limits applied to every plugin call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,10 +42,7 @@ pub struct SandboxLimits {
 
 impl Default for SandboxLimits {
     fn default() -> Self {
-        Self {
-            timeout: Duration::from_secs(1),
-            memory_bytes: 64 * 1024 * 1024,
-        }
+        Self { timeout: Duration::from_secs(1), memory_bytes: 64 * 1024 * 1024 }
     }
 }
 
@@ -52,19 +58,24 @@ pub struct CallState {
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
 }
 
-/// A compiled plugin, ready to be instantiated once per call.
+/// A configured instance with its own store.
+struct Instance {
+    store: Store<CallState>,
+    plugin: SkillPlugin,
+    stderr: MemoryOutputPipe,
+}
+
+/// A compiled plugin and its idle instances.
 pub struct PluginRuntime {
     engine: Engine,
     pre: SkillPluginPre<CallState>,
     limits: SandboxLimits,
     config: String,
+    idle: Mutex<Vec<Instance>>,
 }
 
 impl PluginRuntime {
@@ -82,17 +93,11 @@ impl PluginRuntime {
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|error| HostError::Load(format!("{error:#}")))?;
         SkillPlugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
             .map_err(|error| HostError::Load(format!("{error:#}")))?;
-        let pre = linker
-            .instantiate_pre(&component)
-            .map_err(|error| HostError::Load(format!("{error:#}")))?;
+        let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Load(format!("{error:#}")))?;
         let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Load(format!("{error:#}")))?;
         start_epoch_ticker(&engine)?;
-        let runtime = Self {
-            engine,
-            pre,
-            limits,
-            config: config.to_owned(),
-        };
+        let runtime = Self { engine, pre, limits, config: config.to_owned(), idle: Mutex::new(Vec::new()) };
+        // Configure one instance now, so a refused configuration fails here.
         runtime.call("configure", CallHost::detached(), |_, _| Ok(()))?;
         Ok(runtime)
     }
@@ -102,15 +107,38 @@ impl PluginRuntime {
         self.limits
     }
 
-    /// Runs `body` against a fresh, configured instance in a fresh store and
-    /// classifies any trap. The store is dropped afterwards, so nothing is
-    /// ever called on a store that trapped.
+    /// Runs `body` against a configured instance under a fresh deadline and
+    /// classifies any trap. An instance that failed is dropped with its store,
+    /// so nothing is ever called on a store that trapped.
     pub(crate) fn call<R>(
         &self,
         name: &'static str,
         host: CallHost,
         body: impl FnOnce(&mut Store<CallState>, &SkillPlugin) -> wasmtime::Result<R>,
     ) -> Result<R, HostError> {
+        let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let mut instance = match idle {
+            Some(instance) => instance,
+            None => self.instantiate(name)?,
+        };
+        instance.store.data_mut().host = host;
+        instance.store.set_epoch_deadline(deadline_ticks(self.limits.timeout));
+        match body(&mut instance.store, &instance.plugin) {
+            Ok(result) => {
+                // Release the registry and session before the instance idles.
+                instance.store.data_mut().host = CallHost::detached();
+                let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if idle.len() < MAX_IDLE {
+                    idle.push(instance);
+                }
+                Ok(result)
+            }
+            Err(error) => Err(self.classify(name, &error, &instance.stderr)),
+        }
+    }
+
+    /// A new instance in a new store, configured.
+    fn instantiate(&self, name: &'static str) -> Result<Instance, HostError> {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
         let limits = StoreLimitsBuilder::new()
@@ -118,43 +146,29 @@ impl PluginRuntime {
             .instances(4)
             .trap_on_grow_failure(true)
             .build();
-        let mut store = Store::new(
-            &self.engine,
-            CallState {
-                wasi,
-                table: ResourceTable::new(),
-                limits,
-                host,
-            },
-        );
+        let state = CallState { wasi, table: ResourceTable::new(), limits, host: CallHost::detached() };
+        let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
         store.set_epoch_deadline(deadline_ticks(self.limits.timeout));
-        let outcome = (|| {
+        let configured = (|| {
             let plugin = self.pre.instantiate(&mut store)?;
-            if let Err(message) = plugin.dsh_skill_plugin().call_configure(&mut store, &self.config)? {
-                return Ok(Err(HostError::Config(message)));
-            }
-            body(&mut store, &plugin).map(Ok)
+            let accepted = plugin.dsh_skill_plugin().call_configure(&mut store, &self.config)?;
+            Ok((plugin, accepted))
         })();
-        match outcome {
-            Ok(result) => result,
+        match configured {
+            Ok((plugin, Ok(()))) => Ok(Instance { store, plugin, stderr }),
+            Ok((_, Err(message))) => Err(HostError::Config(message)),
             Err(error) => Err(self.classify(name, &error, &stderr)),
         }
     }
 
     fn classify(&self, call: &'static str, error: &wasmtime::Error, stderr: &MemoryOutputPipe) -> HostError {
         if let Some(Trap::Interrupt) = error.downcast_ref::<Trap>() {
-            return HostError::Timeout {
-                call,
-                timeout: self.limits.timeout,
-            };
+            return HostError::Timeout { call, timeout: self.limits.timeout };
         }
         let reason = format!("{error:#}");
         if reason.contains("forcing trap when growing memory") {
-            return HostError::MemoryLimit {
-                call,
-                limit_bytes: self.limits.memory_bytes,
-            };
+            return HostError::MemoryLimit { call, limit_bytes: self.limits.memory_bytes };
         }
         let stderr = String::from_utf8_lossy(&stderr.contents()).trim().to_owned();
         HostError::Trap { call, reason, stderr }

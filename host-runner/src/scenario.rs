@@ -80,18 +80,14 @@ impl Scenario {
         let registry = Arc::new(SkillRegistry::new());
         registry.set_providers(providers(&self.providers)?);
         set_runtime(&registry, &self.runtime)?;
-        let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(
-            self.cwd.clone(),
-        )))));
+        let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(self.cwd.clone())))));
         seed(&session, &self.session)?;
         let mut records = Vec::with_capacity(self.steps.len());
         for (index, step) in self.steps.iter().enumerate() {
-            let record = self
-                .run(&plugin, &registry, &session, step)
-                .map_err(|error| match error {
-                    HostError::Input(reason) => HostError::Input(format!("step {index}: {reason}")),
-                    other => other,
-                })?;
+            let record = self.run(&plugin, &registry, &session, step).map_err(|error| match error {
+                HostError::Input(reason) => HostError::Input(format!("step {index}: {reason}")),
+                other => other,
+            })?;
             records.push(record);
         }
         Ok(json!({ "steps": records }))
@@ -104,10 +100,7 @@ impl Scenario {
         session: &Arc<Mutex<SessionLog>>,
         step: &Value,
     ) -> Result<Value, HostError> {
-        let op = step
-            .get("op")
-            .and_then(Value::as_str)
-            .ok_or_else(|| input("a step needs an `op` string"))?;
+        let op = step.get("op").and_then(Value::as_str).ok_or_else(|| input("a step needs an `op` string"))?;
         match op {
             "pre-step" | "propose" => {
                 let proposed = match step.get("reject") {
@@ -116,11 +109,8 @@ impl Scenario {
                     Some(Value::String(reason)) => Decision::Reject(Some(reason.clone())),
                     Some(_) => return Err(input("`reject` must be a reason string or null")),
                 };
-                let input = StepInput {
-                    cwd: Some(self.cwd.clone()),
-                    tool_view: tool_view(step.get("toolView"))?,
-                    abort: None,
-                };
+                let input =
+                    StepInput { cwd: Some(self.cwd.clone()), tool_view: tool_view(step.get("toolView"))?, abort: None };
                 let outcome = if op == "pre-step" {
                     step::run_step(plugin, registry, session, &input, proposed)?
                 } else {
@@ -302,29 +292,19 @@ fn seed(session: &Mutex<SessionLog>, events: &[Value]) -> Result<(), HostError> 
     let mut log = step::lock(session);
     for (index, event) in events.iter().enumerate() {
         let seed = |reason: &str| HostError::Input(format!("session event {index}: {reason}"));
-        let event_type = event
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| seed("needs a `type` string"))?;
+        let event_type = event.get("type").and_then(Value::as_str).ok_or_else(|| seed("needs a `type` string"))?;
         let data = event.get("data").cloned().unwrap_or_else(|| json!({}));
         let op = match event.get("surfaceOp") {
             None | Some(Value::Null) => None,
             Some(Value::String(op)) if op == "append" => Some(SurfaceOp::Append),
             Some(op) if op.get("op").and_then(Value::as_str) == Some("replace") => {
                 let bound = |key: &str| {
-                    op.get(key)
-                        .and_then(Value::as_u64)
-                        .ok_or_else(|| seed("a replace needs `start` and `end` seqs"))
+                    op.get(key).and_then(Value::as_u64).ok_or_else(|| seed("a replace needs `start` and `end` seqs"))
                 };
-                Some(SurfaceOp::Replace {
-                    start: bound("start")?,
-                    end: bound("end")?,
-                })
+                Some(SurfaceOp::Replace { start: bound("start")?, end: bound("end")? })
             }
             Some(_) => {
-                return Err(seed(
-                    "`surfaceOp` must be \"append\" or {\"op\":\"replace\",\"start\",\"end\"}",
-                ));
+                return Err(seed("`surfaceOp` must be \"append\" or {\"op\":\"replace\",\"start\",\"end\"}"));
             }
         };
         if event_type == "user/message" {

@@ -19,10 +19,16 @@ const OPEN_MARKER: &str = "<available_skills>\n";
 const CLOSE_MARKER: &str = "</available_skills>";
 
 const INITIAL_HEAD: &str = "<system-reminder>\nA skill is a reusable set of task-specific instructions. The following skills are available in this session:\n\n<available_skills>\n";
-const INITIAL_TAIL: &str = "</available_skills>\n\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.\n</system-reminder>";
+const INITIAL_TAIL: &str = "</available_skills>\n\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.";
 const REPLACEMENT_HEAD: &str = "<system-reminder>\nThe available skill catalog changed. This complete catalog replaces every earlier available-skills list in this session:\n\n<available_skills>\n";
-const REPLACEMENT_TAIL_LISTED: &str = "</available_skills>\n\nUse only names in this replacement catalog. If the user names a listed skill, or the task clearly matches its description, call the `skill` tool with the exact name before acting.\n</system-reminder>";
-const REPLACEMENT_TAIL_EMPTY: &str = "</available_skills>\n\nNo skills are currently available through the `skill` tool. Do not use names from earlier skill catalogs.\n</system-reminder>";
+const REPLACEMENT_TAIL_LISTED: &str = "</available_skills>\n\nUse only names in this replacement catalog. If the user names a listed skill, or the task clearly matches its description, call the `skill` tool with the exact name before acting.";
+const REPLACEMENT_TAIL_EMPTY: &str = "</available_skills>\n\nNo skills are currently available through the `skill` tool. Do not use names from earlier skill catalogs.";
+const CLOSE: &str = "\n</system-reminder>";
+/// With user invocation on: the line before `</system-reminder>` of an initial
+/// or non-empty replacement catalog.
+const USER_INVOCATION_LISTED: &str = "\nA user may also invoke a skill directly; its <skill_content> block then appears in this conversation. Follow it, and do not call the `skill` tool again for that skill.";
+/// With user invocation on: the same line in an empty replacement.
+const USER_INVOCATION_EMPTY: &str = "\nA user may still invoke a skill directly; its <skill_content> block then appears in this conversation. Follow it, and do not call the `skill` tool for it.";
 
 /// A catalog digest: lowercase hex SHA-256 of the entry lines joined by `\n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -58,27 +64,27 @@ impl Catalog {
     pub fn from_skills<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, max_chars: usize) -> Self {
         let mut lines = CatalogLines::default();
         for skill in skills.into_iter().filter(|skill| skill.invocation.model_invocable) {
-            lines.push(
-                &skill.name,
-                &escape::text(&catalog_description(&skill.description, max_chars)),
-            );
+            lines.push(&skill.name, &escape::text(&catalog_description(&skill.description, max_chars)));
         }
         lines.finish()
     }
 
     /// Renders the initial catalog message (first publication in a session).
-    pub fn initial_message(&self) -> Message {
-        catalog_message([INITIAL_HEAD, &self.body, INITIAL_TAIL].concat())
+    /// `user_invocation` adds the line about `/name` (off by default).
+    pub fn initial_message(&self, user_invocation: bool) -> Message {
+        let note = if user_invocation { USER_INVOCATION_LISTED } else { "" };
+        catalog_message([INITIAL_HEAD, &self.body, INITIAL_TAIL, note, CLOSE].concat())
     }
 
     /// Renders a replacement catalog message (every later publication).
-    pub fn replacement_message(&self) -> Message {
-        let tail = if self.len == 0 {
-            REPLACEMENT_TAIL_EMPTY
+    pub fn replacement_message(&self, user_invocation: bool) -> Message {
+        let (tail, note) = if self.len == 0 {
+            (REPLACEMENT_TAIL_EMPTY, USER_INVOCATION_EMPTY)
         } else {
-            REPLACEMENT_TAIL_LISTED
+            (REPLACEMENT_TAIL_LISTED, USER_INVOCATION_LISTED)
         };
-        catalog_message([REPLACEMENT_HEAD, &self.body, tail].concat())
+        let note = if user_invocation { note } else { "" };
+        catalog_message([REPLACEMENT_HEAD, &self.body, tail, note, CLOSE].concat())
     }
 }
 
@@ -102,19 +108,12 @@ impl CatalogLines {
 
     fn finish(self) -> Catalog {
         let joined = self.body.strip_suffix('\n').unwrap_or(&self.body);
-        Catalog {
-            digest: CatalogDigest::of(joined),
-            len: self.len,
-            body: self.body,
-        }
+        Catalog { digest: CatalogDigest::of(joined), len: self.len, body: self.body }
     }
 }
 
 fn catalog_message(text: String) -> Message {
-    Message {
-        source: CATALOG_SOURCE.to_owned(),
-        content: vec![ContentBlock::Text(text)],
-    }
+    Message { source: CATALOG_SOURCE.to_owned(), content: vec![ContentBlock::Text(text)] }
 }
 
 /// The source fields that matter for recognition.
@@ -201,12 +200,10 @@ mod tests {
         SkillSummary {
             name: name.to_owned(),
             description: description.to_owned(),
-            invocation: InvocationPolicy {
-                model_invocable,
-                user_invocable: true,
-            },
+            invocation: InvocationPolicy { model_invocable, user_invocable: true },
             provider: "runtime".to_owned(),
             source: "runtime".to_owned(),
+            path: None,
         }
     }
 
@@ -241,7 +238,8 @@ mod tests {
 
     #[test]
     fn initial_message_is_exact() {
-        let message = Catalog::from_skills(&[skill("triage-bug", "Triage a bug report.", true)], 500).initial_message();
+        let message =
+            Catalog::from_skills(&[skill("triage-bug", "Triage a bug report.", true)], 500).initial_message(false);
         assert_eq!(message.source, r#"{"kind":"plugin","plugin":"dsh-tool-skill"}"#);
         assert_eq!(
             text_of(&message),
@@ -251,11 +249,9 @@ mod tests {
 
     #[test]
     fn replacement_message_with_entries_is_exact() {
-        let message = Catalog::from_skills(
-            &[skill("tag-release", "Create and push an annotated release tag.", true)],
-            500,
-        )
-        .replacement_message();
+        let message =
+            Catalog::from_skills(&[skill("tag-release", "Create and push an annotated release tag.", true)], 500)
+                .replacement_message(false);
         assert_eq!(
             text_of(&message),
             "<system-reminder>\nThe available skill catalog changed. This complete catalog replaces every earlier available-skills list in this session:\n\n<available_skills>\n- `tag-release`: Create and push an annotated release tag.\n</available_skills>\n\nUse only names in this replacement catalog. If the user names a listed skill, or the task clearly matches its description, call the `skill` tool with the exact name before acting.\n</system-reminder>"
@@ -264,7 +260,7 @@ mod tests {
 
     #[test]
     fn empty_replacement_message_is_exact() {
-        let message = Catalog::from_skills(&[], 500).replacement_message();
+        let message = Catalog::from_skills(&[], 500).replacement_message(false);
         assert_eq!(
             text_of(&message),
             "<system-reminder>\nThe available skill catalog changed. This complete catalog replaces every earlier available-skills list in this session:\n\n<available_skills>\n</available_skills>\n\nNo skills are currently available through the `skill` tool. Do not use names from earlier skill catalogs.\n</system-reminder>"
@@ -272,51 +268,50 @@ mod tests {
     }
 
     #[test]
+    fn user_invocation_adds_one_line_before_the_closing_tag() {
+        let listed = Catalog::from_skills(&[skill("a", "One.", true)], 500);
+        assert_eq!(
+            text_of(&listed.initial_message(true)),
+            "<system-reminder>\nA skill is a reusable set of task-specific instructions. The following skills are available in this session:\n\n<available_skills>\n- `a`: One.\n</available_skills>\n\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.\nA user may also invoke a skill directly; its <skill_content> block then appears in this conversation. Follow it, and do not call the `skill` tool again for that skill.\n</system-reminder>"
+        );
+        assert_eq!(
+            text_of(&listed.replacement_message(true)),
+            "<system-reminder>\nThe available skill catalog changed. This complete catalog replaces every earlier available-skills list in this session:\n\n<available_skills>\n- `a`: One.\n</available_skills>\n\nUse only names in this replacement catalog. If the user names a listed skill, or the task clearly matches its description, call the `skill` tool with the exact name before acting.\nA user may also invoke a skill directly; its <skill_content> block then appears in this conversation. Follow it, and do not call the `skill` tool again for that skill.\n</system-reminder>"
+        );
+        assert_eq!(
+            text_of(&Catalog::from_skills(&[], 500).replacement_message(true)),
+            "<system-reminder>\nThe available skill catalog changed. This complete catalog replaces every earlier available-skills list in this session:\n\n<available_skills>\n</available_skills>\n\nNo skills are currently available through the `skill` tool. Do not use names from earlier skill catalogs.\nA user may still invoke a skill directly; its <skill_content> block then appears in this conversation. Follow it, and do not call the `skill` tool for it.\n</system-reminder>"
+        );
+        // The extra line is outside the markers: the digest does not change.
+        assert_eq!(published_digest(&listed.initial_message(true)), Some(listed.digest));
+    }
+
+    #[test]
     fn rendered_catalogs_are_recognised_with_their_own_digest() {
         for skills in [vec![skill("a", "One.", true), skill("b", "Two.", true)], vec![]] {
             let catalog = Catalog::from_skills(&skills, 500);
-            assert_eq!(published_digest(&catalog.initial_message()), Some(catalog.digest));
-            assert_eq!(published_digest(&catalog.replacement_message()), Some(catalog.digest));
+            assert_eq!(published_digest(&catalog.initial_message(false)), Some(catalog.digest));
+            assert_eq!(published_digest(&catalog.replacement_message(false)), Some(catalog.digest));
         }
     }
 
     #[test]
     fn own_generation_needs_source_single_text_block_and_both_markers() {
         let text = "x<available_skills>\n- `a`: One.\n</available_skills>y".to_owned();
-        let with = |source: &str, content: Vec<ContentBlock>| Message {
-            source: source.to_owned(),
-            content,
-        };
+        let with = |source: &str, content: Vec<ContentBlock>| Message { source: source.to_owned(), content };
         let good = with(CATALOG_SOURCE, vec![ContentBlock::Text(text.clone())]);
         assert_eq!(published_digest(&good), Some(CatalogDigest::of("- `a`: One.")));
         assert!(is_catalog(&good));
         for not_catalog in [
-            with(
-                r#"{"kind":"plugin","plugin":"other"}"#,
-                vec![ContentBlock::Text(text.clone())],
-            ),
+            with(r#"{"kind":"plugin","plugin":"other"}"#, vec![ContentBlock::Text(text.clone())]),
             with(r#"{"kind":"user"}"#, vec![ContentBlock::Text(text.clone())]),
             with("not json", vec![ContentBlock::Text(text.clone())]),
-            with(
-                CATALOG_SOURCE,
-                vec![ContentBlock::Text(text.clone()), ContentBlock::Text(String::new())],
-            ),
+            with(CATALOG_SOURCE, vec![ContentBlock::Text(text.clone()), ContentBlock::Text(String::new())]),
             with(CATALOG_SOURCE, vec![ContentBlock::Other("{}".to_owned())]),
             with(CATALOG_SOURCE, vec![]),
-            with(
-                CATALOG_SOURCE,
-                vec![ContentBlock::Text(
-                    "<available_skills>- `a`: x</available_skills>".to_owned(),
-                )],
-            ),
-            with(
-                CATALOG_SOURCE,
-                vec![ContentBlock::Text("<available_skills>\n- `a`: x".to_owned())],
-            ),
-            with(
-                CATALOG_SOURCE,
-                vec![ContentBlock::Text("</available_skills><available_skills>\n".to_owned())],
-            ),
+            with(CATALOG_SOURCE, vec![ContentBlock::Text("<available_skills>- `a`: x</available_skills>".to_owned())]),
+            with(CATALOG_SOURCE, vec![ContentBlock::Text("<available_skills>\n- `a`: x".to_owned())]),
+            with(CATALOG_SOURCE, vec![ContentBlock::Text("</available_skills><available_skills>\n".to_owned())]),
         ] {
             assert_eq!(published_digest(&not_catalog), None, "{not_catalog:?}");
             assert!(!is_catalog(&not_catalog));
@@ -329,18 +324,13 @@ mod tests {
             source: r#"{"kind":"skill-catalog","form":"catalog","update":true,"entries":[{"name":"a","description":"x < y"},{"name":"b","description":"Two."}]}"#.to_owned(),
             content: vec![ContentBlock::Text("whatever the text says".to_owned())],
         };
-        assert_eq!(
-            published_digest(&message),
-            Some(CatalogDigest::of("- `a`: x &lt; y\n- `b`: Two."))
-        );
+        assert_eq!(published_digest(&message), Some(CatalogDigest::of("- `a`: x &lt; y\n- `b`: Two.")));
         // The same catalog published by this plugin has the same digest, so a
         // session moved between hosts never duplicates it.
         let ours = Catalog::from_skills(&[skill("a", "x < y", true), skill("b", "Two.", true)], 500);
         assert_eq!(published_digest(&message), Some(ours.digest));
-        let empty = Message {
-            source: r#"{"kind":"skill-catalog","form":"catalog","entries":[]}"#.to_owned(),
-            content: vec![],
-        };
+        let empty =
+            Message { source: r#"{"kind":"skill-catalog","form":"catalog","entries":[]}"#.to_owned(), content: vec![] };
         assert_eq!(published_digest(&empty), Some(CatalogDigest::of("")));
     }
 
@@ -354,10 +344,7 @@ mod tests {
             r#"{"kind":"skill-catalog","entries":[{"name":"a","description":3}]}"#,
             r#"{"kind":"skill-catalog","entries":["a"]}"#,
         ] {
-            let message = Message {
-                source: source.to_owned(),
-                content: vec![],
-            };
+            let message = Message { source: source.to_owned(), content: vec![] };
             assert_eq!(published_digest(&message), None, "{source}");
         }
     }

@@ -9,18 +9,22 @@ pub const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH: usize = 500;
 pub const MAX_LENGTH_ERROR: &str =
     "tool-skill: catalogDescriptionMaxLength must be an integer greater than or equal to 3";
 
+/// The configuration keys, as the unknown-key error lists them.
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation";
+
 /// The plugin's validated configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// Cap on a normalised catalog description, in characters (≥ 3).
     pub catalog_description_max_length: usize,
+    /// Opt-in (off by default): a user's `/name` in a message loads that
+    /// skill into the step, and catalogs say so.
+    pub user_invocation: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self {
-            catalog_description_max_length: DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH,
-        }
+        Self { catalog_description_max_length: DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH, user_invocation: false }
     }
 }
 
@@ -44,9 +48,14 @@ impl Config {
                         config.catalog_description_max_length = integer_at_least_3(value)?;
                     }
                 }
+                "userInvocation" => match value {
+                    Value::Null => {}
+                    Value::Bool(enabled) => config.user_invocation = *enabled,
+                    _ => return Err("tool-skill: userInvocation must be a boolean".to_owned()),
+                },
                 other => {
                     return Err(format!(
-                        "tool-skill: unknown configuration key \"{other}\" (known keys: catalogDescriptionMaxLength)"
+                        "tool-skill: unknown configuration key \"{other}\" (known keys: {KNOWN_KEYS})"
                     ));
                 }
             }
@@ -116,20 +125,23 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation)".to_owned())
+        );
+    }
+
+    #[test]
+    fn user_invocation_is_off_by_default_and_takes_a_boolean() {
+        assert!(!Config::parse("{}").unwrap().user_invocation);
+        assert!(Config::parse(r#"{"userInvocation":true}"#).unwrap().user_invocation);
+        assert_eq!(
+            Config::parse(r#"{"userInvocation":"yes"}"#),
+            Err("tool-skill: userInvocation must be a boolean".to_owned())
         );
     }
 
     #[test]
     fn refuses_non_objects_and_bad_json() {
-        assert_eq!(
-            max("[1]"),
-            Err("tool-skill: configuration must be a JSON object".to_owned())
-        );
-        assert!(
-            max("{")
-                .unwrap_err()
-                .starts_with("tool-skill: configuration is not valid JSON: ")
-        );
+        assert_eq!(max("[1]"), Err("tool-skill: configuration must be a JSON object".to_owned()));
+        assert!(max("{").unwrap_err().starts_with("tool-skill: configuration is not valid JSON: "));
     }
 }

@@ -38,10 +38,7 @@ pub fn catalog_description(raw: &str, max_chars: usize) -> String {
         return normalized;
     }
     let keep = max_chars.saturating_sub(ELLIPSIS.len());
-    let cut = normalized
-        .char_indices()
-        .nth(keep)
-        .map_or(normalized.len(), |(index, _)| index);
+    let cut = normalized.char_indices().nth(keep).map_or(normalized.len(), |(index, _)| index);
     normalized.truncate(cut);
     normalized.push_str(ELLIPSIS);
     normalized

@@ -1,9 +1,10 @@
 //! The wit-bindgen glue: converts between the generated WIT types and
 //! [`crate::types`], and holds the instance's configuration. No behaviour lives here.
 
-use std::sync::Mutex;
+use std::cell::RefCell;
 
 use crate::config::Config;
+use crate::memory::Memory;
 use crate::types as core;
 
 wit_bindgen::generate!({
@@ -14,13 +15,15 @@ wit_bindgen::generate!({
 use dsh::skill::{registry, session, types as wit};
 use exports::dsh::skill::plugin::{self as api, Guest};
 
-/// Set by `configure`; defaults until then.
-static CONFIG: Mutex<Config> = Mutex::new(Config {
-    catalog_description_max_length: crate::config::DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH,
-});
+/// The instance's state: its configuration (set by `configure`) and what it
+/// remembers between calls. A component instance is single-threaded.
+struct State {
+    config: Config,
+    memory: Memory,
+}
 
-fn config() -> Config {
-    *CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State { config: Config::default(), memory: Memory::default() });
 }
 
 struct Plugin;
@@ -28,7 +31,8 @@ struct Plugin;
 impl Guest for Plugin {
     fn configure(config: String) -> Result<(), String> {
         let parsed = Config::parse(&config)?;
-        *CONFIG.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = parsed;
+        // What was remembered under another configuration is not valid under this one.
+        STATE.with(|state| *state.borrow_mut() = State { config: parsed, memory: Memory::default() });
         Ok(())
     }
 
@@ -42,6 +46,7 @@ impl Guest for Plugin {
 
     fn pre_step(context: api::StepContext, decision: api::Decision) -> Result<api::Decision, api::StepError> {
         let context = core::StepContext {
+            session: context.session,
             cwd: context.cwd,
             tool_view: match context.tool_view {
                 api::ToolView::Visible => core::ToolView::Visible,
@@ -54,7 +59,11 @@ impl Guest for Plugin {
             api::Decision::Enter(messages) => core::Decision::Enter(messages.into_iter().map(message_in).collect()),
             api::Decision::Reject(reason) => core::Decision::Reject(reason),
         };
-        match crate::pre_step::pre_step(&config(), &context, decision, &HostRegistry, &HostSession) {
+        let decided = STATE.with(|state| {
+            let State { config, memory } = &mut *state.borrow_mut();
+            crate::pre_step::pre_step(config, memory, &context, decision, &HostRegistry, &HostSession)
+        });
+        match decided {
             Ok(core::Decision::Enter(messages)) => {
                 Ok(api::Decision::Enter(messages.into_iter().map(message_out).collect()))
             }
@@ -77,46 +86,57 @@ impl Guest for Plugin {
             text,
         })
     }
+
+    fn system_prompt(cwd: Option<String>) -> Result<String, api::StepError> {
+        crate::pi::system_prompt_for(&HostRegistry, cwd.as_deref()).map_err(step_error)
+    }
+
+    fn expand(cwd: Option<String>, text: String) -> Result<String, api::StepError> {
+        crate::pi::expand_for(&HostRegistry, cwd.as_deref(), &text).map_err(step_error)
+    }
 }
 
 export!(Plugin);
+
+fn step_error(error: core::StepError) -> api::StepError {
+    match error {
+        core::StepError::Aborted => api::StepError::Aborted,
+    }
+}
 
 /// The host's registry import.
 struct HostRegistry;
 
 impl core::Registry for HostRegistry {
-    fn snapshot(&self, cwd: Option<&str>) -> Result<core::Snapshot, core::RegistryError> {
-        let snapshot = registry::snapshot(cwd).map_err(registry_error)?;
-        Ok(core::Snapshot {
-            complete: snapshot.complete,
-            revision: snapshot.revision,
-            skills: snapshot.skills.into_iter().map(summary_in).collect(),
+    fn snapshot(&self, cwd: Option<&str>, known: Option<u64>) -> Result<core::SnapshotAnswer, core::RegistryError> {
+        Ok(match registry::snapshot(cwd, known).map_err(registry_error)? {
+            registry::SnapshotAnswer::Unchanged => core::SnapshotAnswer::Unchanged,
+            registry::SnapshotAnswer::Changed(snapshot) => core::SnapshotAnswer::Changed(core::Snapshot {
+                complete: snapshot.complete,
+                revision: snapshot.revision,
+                skills: snapshot.skills.into_iter().map(summary_in).collect(),
+            }),
         })
     }
 
     fn list(&self, cwd: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
-        Ok(registry::list_skills(cwd)
-            .map_err(registry_error)?
-            .into_iter()
-            .map(summary_in)
-            .collect())
+        Ok(registry::list_skills(cwd).map_err(registry_error)?.into_iter().map(summary_in).collect())
     }
 
     fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {
-        Ok(registry::get_skill(cwd, name)
-            .map_err(registry_error)?
-            .map(|skill| core::SkillDefinition {
-                name: skill.name,
-                description: skill.description,
-                invocation: policy_in(skill.invocation),
-                provider: skill.provider,
-                resource_base: skill.resource_base.map(|base| match base {
-                    wit::ResourceBase::Directory(path) => core::ResourceBase::Directory(path),
-                    wit::ResourceBase::Url(url) => core::ResourceBase::Url(url),
-                    wit::ResourceBase::Opaque(description) => core::ResourceBase::Opaque(description),
-                }),
-                content: skill.content,
-            }))
+        Ok(registry::get_skill(cwd, name).map_err(registry_error)?.map(|skill| core::SkillDefinition {
+            name: skill.name,
+            description: skill.description,
+            invocation: policy_in(skill.invocation),
+            provider: skill.provider,
+            resource_base: skill.resource_base.map(|base| match base {
+                wit::ResourceBase::Directory(path) => core::ResourceBase::Directory(path),
+                wit::ResourceBase::Url(url) => core::ResourceBase::Url(url),
+                wit::ResourceBase::Opaque(description) => core::ResourceBase::Opaque(description),
+            }),
+            path: skill.path,
+            content: skill.content,
+        }))
     }
 }
 
@@ -124,35 +144,29 @@ impl core::Registry for HostRegistry {
 struct HostSession;
 
 impl core::SessionHistory for HostSession {
-    fn read_user_messages(
+    fn list_user_messages(
         &self,
         filters: &[core::SourceFilter],
         before: Option<u64>,
         limit: u32,
-    ) -> core::UserMessagePage {
+    ) -> core::MessageRefPage {
         let filters: Vec<_> = filters
             .iter()
-            .map(|filter| session::SourceFilter {
-                kind: filter.kind.clone(),
-                plugin: filter.plugin.clone(),
-            })
+            .map(|filter| session::SourceFilter { kind: filter.kind.clone(), plugin: filter.plugin.clone() })
             .collect();
-        let page = session::read_user_messages(&filters, before, limit);
-        core::UserMessagePage {
-            messages: page
-                .messages
+        let page = session::list_user_messages(&filters, before, limit);
+        core::MessageRefPage {
+            refs: page
+                .refs
                 .into_iter()
-                .map(|event| core::UserMessage {
-                    seq: event.seq,
-                    message: message_in(event.message),
-                })
+                .map(|reference| core::MessageRef { seq: reference.seq, visible: reference.visible })
                 .collect(),
             next: page.next,
         }
     }
 
-    fn is_visible(&self, seq: u64) -> bool {
-        session::is_visible(seq)
+    fn get_user_message(&self, seq: u64) -> Option<core::Message> {
+        session::get_user_message(seq).map(message_in)
     }
 }
 
@@ -164,10 +178,7 @@ fn registry_error(error: wit::RegistryError) -> core::RegistryError {
 }
 
 fn policy_in(policy: wit::InvocationPolicy) -> core::InvocationPolicy {
-    core::InvocationPolicy {
-        model_invocable: policy.model_invocable,
-        user_invocable: policy.user_invocable,
-    }
+    core::InvocationPolicy { model_invocable: policy.model_invocable, user_invocable: policy.user_invocable }
 }
 
 fn summary_in(skill: wit::SkillSummary) -> core::SkillSummary {
@@ -177,6 +188,7 @@ fn summary_in(skill: wit::SkillSummary) -> core::SkillSummary {
         invocation: policy_in(skill.invocation),
         provider: skill.provider,
         source: skill.source,
+        path: skill.path,
     }
 }
 

@@ -1,15 +1,21 @@
 //! The pre-step (SPEC §3.8): projects the skill catalog into the decision the
-//! host's other listeners produced, before every model step.
+//! host's other listeners produced, before every model step; with user
+//! invocation on, it also loads the skills a user named with `/name`.
+
+use std::rc::Rc;
 
 use crate::catalog::{self, Catalog, CatalogDigest, PLUGIN_NAME, SKILL_CATALOG_KIND};
 use crate::config::Config;
+use crate::gesture::{invocation_source, invoked_skill_names};
+use crate::memory::Memory;
+use crate::tool::{self, SkillResult};
 use crate::types::{
-    Decision, Message, Registry, RegistryError, SessionHistory, Snapshot, SourceFilter, StepContext, StepError,
-    ToolView,
+    ContentBlock, Decision, Message, Registry, RegistryError, SessionHistory, SnapshotAnswer, SourceFilter,
+    StepContext, StepError, ToolView,
 };
 
-/// How many history messages to read across the boundary at a time. Catalog
-/// messages are few, and the newest visible one is usually on the first page.
+/// How many history references to read across the boundary at a time.
+/// Catalog messages are few, and the newest visible one is usually first.
 const HISTORY_PAGE: u32 = 16;
 
 /// What the session's history says about earlier catalogs.
@@ -24,29 +30,31 @@ pub struct CatalogHistory {
 impl CatalogHistory {
     /// Scans durable user messages newest first (step 6): the first catalog
     /// found means `published`; the newest visible one gives the digest, so
-    /// the scan goes on past catalogs that compaction hid.
-    pub fn scan(session: &impl SessionHistory) -> Self {
+    /// the scan goes on past catalogs that compaction hid. A message's
+    /// content is read (and its digest computed) once per instance.
+    pub fn scan(session: &impl SessionHistory, key: u64, memory: &mut Memory) -> Self {
         let filters = [
-            SourceFilter {
-                kind: "plugin".to_owned(),
-                plugin: Some(PLUGIN_NAME.to_owned()),
-            },
-            SourceFilter {
-                kind: SKILL_CATALOG_KIND.to_owned(),
-                plugin: None,
-            },
+            SourceFilter { kind: "plugin".to_owned(), plugin: Some(PLUGIN_NAME.to_owned()) },
+            SourceFilter { kind: SKILL_CATALOG_KIND.to_owned(), plugin: None },
         ];
         let mut history = Self::default();
         let mut before = None;
         loop {
-            let page = session.read_user_messages(&filters, before, HISTORY_PAGE);
-            for event in &page.messages {
-                if !catalog::is_catalog(&event.message) {
-                    continue;
-                }
+            let page = session.list_user_messages(&filters, before, HISTORY_PAGE);
+            for reference in &page.refs {
+                let digest = match memory.digest(key, reference.seq) {
+                    Some(known) => known,
+                    None => {
+                        let digest =
+                            session.get_user_message(reference.seq).and_then(|m| catalog::published_digest(&m));
+                        memory.remember_digest(key, reference.seq, digest);
+                        digest
+                    }
+                };
+                let Some(digest) = digest else { continue };
                 history.published = true;
-                if session.is_visible(event.seq) {
-                    history.visible_digest = catalog::published_digest(&event.message);
+                if reference.visible {
+                    history.visible_digest = Some(digest);
                     return history;
                 }
             }
@@ -62,72 +70,115 @@ impl CatalogHistory {
 /// Runs the pre-step and returns the decision the host must use.
 pub fn pre_step(
     config: &Config,
+    memory: &mut Memory,
     context: &StepContext,
     decision: Decision,
     registry: &impl Registry,
     session: &impl SessionHistory,
 ) -> Result<Decision, StepError> {
     // 1. A reject passes through unchanged.
-    let Decision::Enter(mut messages) = decision else {
+    let Decision::Enter(messages) = decision else {
         return Ok(decision);
     };
     // 2. An aborted step stops here.
     if context.aborted {
         return Err(StepError::Aborted);
     }
+    let invoked = if config.user_invocation { invoked_skill_names(&messages) } else { Vec::new() };
+    let mut messages = project_catalog(config, memory, context, messages, registry, session)?;
+    // User-explicit invocation comes after every other message, the catalog included.
+    for name in invoked {
+        let skill = match registry.get(context.cwd.as_deref(), &name) {
+            Ok(skill) => skill,
+            Err(RegistryError::Aborted) => return Err(StepError::Aborted),
+            // A failing provider leaves the `/name` as plain prose, like an unknown name.
+            Err(RegistryError::Failed(_)) => None,
+        };
+        let Some(skill) = skill.filter(|skill| skill.invocation.user_invocable && skill.name == name) else {
+            continue;
+        };
+        let text = tool::render(&SkillResult {
+            name: skill.name,
+            provider: skill.provider,
+            resource_base: skill.resource_base,
+            content: skill.content,
+        });
+        messages.push(Message { source: invocation_source(&name), content: vec![ContentBlock::Text(text)] });
+    }
+    Ok(Decision::Enter(messages))
+}
+
+/// Steps 3 to 11 of SPEC §3.8 for an entering step.
+fn project_catalog(
+    config: &Config,
+    memory: &mut Memory,
+    context: &StepContext,
+    mut messages: Vec<Message>,
+    registry: &impl Registry,
+    session: &impl SessionHistory,
+) -> Result<Vec<Message>, StepError> {
     // 3. Only this plugin's own, visible tool gets a catalog; a hidden or
     //    shadowed tool gets an empty complete one, so earlier names are retired.
-    let snapshot = match context.tool_view {
-        ToolView::Visible => match registry.snapshot(context.cwd.as_deref()) {
-            Ok(snapshot) => snapshot,
-            Err(RegistryError::Aborted) => return Err(StepError::Aborted),
-            // The contract says snapshots fail only by abort; anything else
-            // is treated as an incomplete observation, never as a deletion.
-            Err(RegistryError::Failed(_)) => return Ok(Decision::Enter(messages)),
-        },
-        ToolView::Hidden | ToolView::Shadowed => Snapshot {
-            complete: true,
-            revision: 0,
-            skills: Vec::new(),
-        },
+    let cwd = context.cwd.as_deref();
+    let catalog = match context.tool_view {
+        ToolView::Visible => {
+            let known = memory.known_revision(cwd);
+            match registry.snapshot(cwd, known) {
+                Err(RegistryError::Aborted) => return Err(StepError::Aborted),
+                // The contract says snapshots fail only by abort; anything else
+                // is treated as an incomplete observation, never as a deletion.
+                Err(RegistryError::Failed(_)) => return Ok(messages),
+                Ok(SnapshotAnswer::Unchanged) => match known.and_then(|revision| memory.catalog(cwd, revision)) {
+                    Some(catalog) => catalog,
+                    // `unchanged` for a revision never offered: a host bug; keep the last good catalog.
+                    None => return Ok(messages),
+                },
+                // 4. Incomplete: keep the last good catalog and retry next step.
+                Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => return Ok(messages),
+                // 5. Entries and digest of the model-invocable skills.
+                Ok(SnapshotAnswer::Changed(snapshot)) => {
+                    let catalog =
+                        Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
+                    memory.remember_catalog(cwd, snapshot.revision, Rc::clone(&catalog));
+                    catalog
+                }
+            }
+        }
+        ToolView::Hidden | ToolView::Shadowed => {
+            Rc::new(Catalog::from_skills(&[], config.catalog_description_max_length))
+        }
     };
-    // 4. Incomplete: keep the last good catalog and retry next step.
-    if !snapshot.complete {
-        return Ok(Decision::Enter(messages));
-    }
-    // 5. Entries and digest of the model-invocable skills.
-    let catalog = Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length);
     // 6. What the session already shows.
-    let history = CatalogHistory::scan(session);
+    let history = CatalogHistory::scan(session, context.session, memory);
     // 7. A catalog another listener (or an earlier attempt) already proposed.
     let existing = messages.iter().position(catalog::is_catalog);
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
     if history.visible_digest == Some(catalog.digest) {
         remove(&mut messages, existing);
-        return Ok(Decision::Enter(messages));
+        return Ok(messages);
     }
     // 9. The proposed catalog is already the current one.
     if let Some(index) = existing
         && catalog::published_digest(&messages[index]) == Some(catalog.digest)
     {
-        return Ok(Decision::Enter(messages));
+        return Ok(messages);
     }
     // 10. Nothing was ever published and nothing is listed: no tombstone needed.
     if !history.published && catalog.len == 0 {
         remove(&mut messages, existing);
-        return Ok(Decision::Enter(messages));
+        return Ok(messages);
     }
     // 11. Publish: initial the first time, a replacement ever after.
     let message = if history.published {
-        catalog.replacement_message()
+        catalog.replacement_message(config.user_invocation)
     } else {
-        catalog.initial_message()
+        catalog.initial_message(config.user_invocation)
     };
     match existing {
         Some(index) => messages[index] = message,
         None => messages.push(message),
     }
-    Ok(Decision::Enter(messages))
+    Ok(messages)
 }
 
 fn remove(messages: &mut Vec<Message>, index: Option<usize>) {
@@ -142,11 +193,14 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::types::{ContentBlock, InvocationPolicy, SkillDefinition, SkillSummary, UserMessage, UserMessagePage};
+    use crate::types::{InvocationPolicy, MessageRef, MessageRefPage, SkillDefinition, SkillSummary, Snapshot};
 
     struct FakeRegistry {
         snapshot: RefCell<Result<Snapshot, RegistryError>>,
         snapshots_taken: Cell<usize>,
+        /// How many snapshots were answered `unchanged`.
+        unchanged: Cell<usize>,
+        loaded: RefCell<Vec<SkillDefinition>>,
     }
 
     impl FakeRegistry {
@@ -156,102 +210,91 @@ mod tests {
                 .map(|(name, description)| SkillSummary {
                     name: (*name).to_owned(),
                     description: (*description).to_owned(),
-                    invocation: InvocationPolicy {
-                        model_invocable: true,
-                        user_invocable: true,
-                    },
+                    invocation: InvocationPolicy { model_invocable: true, user_invocable: true },
                     provider: "runtime".to_owned(),
                     source: "runtime".to_owned(),
+                    path: None,
                 })
                 .collect();
             Self {
-                snapshot: RefCell::new(Ok(Snapshot {
-                    complete: true,
-                    revision: 1,
-                    skills,
-                })),
+                snapshot: RefCell::new(Ok(Snapshot { complete: true, revision: 1, skills })),
                 snapshots_taken: Cell::new(0),
+                unchanged: Cell::new(0),
+                loaded: RefCell::new(Vec::new()),
             }
         }
     }
 
     impl Registry for FakeRegistry {
-        fn snapshot(&self, _cwd: Option<&str>) -> Result<Snapshot, RegistryError> {
+        fn snapshot(&self, _cwd: Option<&str>, known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
             self.snapshots_taken.set(self.snapshots_taken.get() + 1);
-            self.snapshot.borrow().clone()
+            let snapshot = self.snapshot.borrow().clone()?;
+            if snapshot.complete && known == Some(snapshot.revision) {
+                self.unchanged.set(self.unchanged.get() + 1);
+                return Ok(SnapshotAnswer::Unchanged);
+            }
+            Ok(SnapshotAnswer::Changed(snapshot))
         }
         fn list(&self, _cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
             unreachable!()
         }
-        fn get(&self, _cwd: Option<&str>, _name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
-            unreachable!()
+        fn get(&self, _cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+            Ok(self.loaded.borrow().iter().find(|skill| skill.name == name).cloned())
         }
     }
 
-    /// A session: user messages in seq order plus the visible set.
+    /// A session: user messages in seq order plus the hidden set.
     #[derive(Default)]
     struct FakeSession {
-        messages: Vec<UserMessage>,
+        messages: Vec<(u64, Message)>,
         hidden: HashSet<u64>,
         pages_read: Cell<usize>,
+        contents_read: Cell<usize>,
     }
 
     impl FakeSession {
         fn push(&mut self, message: Message) -> u64 {
             let seq = self.messages.len() as u64;
-            self.messages.push(UserMessage { seq, message });
+            self.messages.push((seq, message));
             seq
         }
     }
 
     impl SessionHistory for FakeSession {
-        fn read_user_messages(&self, filters: &[SourceFilter], before: Option<u64>, limit: u32) -> UserMessagePage {
+        fn list_user_messages(&self, filters: &[SourceFilter], before: Option<u64>, limit: u32) -> MessageRefPage {
             self.pages_read.set(self.pages_read.get() + 1);
             let matching: Vec<_> = self
                 .messages
                 .iter()
                 .rev()
-                .filter(|event| before.is_none_or(|before| event.seq < before))
-                .filter(|event| {
-                    let source: serde_json::Value = serde_json::from_str(&event.message.source).unwrap();
+                .filter(|(seq, _)| before.is_none_or(|before| *seq < before))
+                .filter(|(_, message)| {
+                    let source: serde_json::Value = serde_json::from_str(&message.source).unwrap();
                     filters.iter().any(|filter| {
                         source["kind"] == filter.kind.as_str()
-                            && filter
-                                .plugin
-                                .as_ref()
-                                .is_none_or(|plugin| source["plugin"] == plugin.as_str())
+                            && filter.plugin.as_ref().is_none_or(|plugin| source["plugin"] == plugin.as_str())
                     })
                 })
                 .take(limit as usize + 1)
-                .cloned()
+                .map(|(seq, _)| MessageRef { seq: *seq, visible: !self.hidden.contains(seq) })
                 .collect();
             let more = matching.len() > limit as usize;
-            let messages: Vec<_> = matching.into_iter().take(limit as usize).collect();
-            let next = if more {
-                messages.last().map(|event| event.seq)
-            } else {
-                None
-            };
-            UserMessagePage { messages, next }
+            let refs: Vec<_> = matching.into_iter().take(limit as usize).collect();
+            let next = if more { refs.last().map(|reference| reference.seq) } else { None };
+            MessageRefPage { refs, next }
         }
-        fn is_visible(&self, seq: u64) -> bool {
-            !self.hidden.contains(&seq)
+        fn get_user_message(&self, seq: u64) -> Option<Message> {
+            self.contents_read.set(self.contents_read.get() + 1);
+            self.messages.iter().find(|(held, _)| *held == seq).map(|(_, message)| message.clone())
         }
     }
 
     fn user(text: &str) -> Message {
-        Message {
-            source: r#"{"kind":"user"}"#.to_owned(),
-            content: vec![ContentBlock::Text(text.to_owned())],
-        }
+        Message { source: r#"{"kind":"user"}"#.to_owned(), content: vec![ContentBlock::Text(text.to_owned())] }
     }
 
     fn context(tool_view: ToolView) -> StepContext {
-        StepContext {
-            cwd: Some("/w".to_owned()),
-            tool_view,
-            aborted: false,
-        }
+        StepContext { session: 7, cwd: Some("/w".to_owned()), tool_view, aborted: false }
     }
 
     fn run(registry: &FakeRegistry, session: &FakeSession, proposed: Vec<Message>) -> Vec<Message> {
@@ -266,6 +309,7 @@ mod tests {
     ) -> Vec<Message> {
         match pre_step(
             &Config::default(),
+            &mut Memory::default(),
             &context(view),
             Decision::Enter(proposed),
             registry,
@@ -286,44 +330,38 @@ mod tests {
     fn initial_catalog_is_appended_after_the_proposed_messages() {
         let registry = FakeRegistry::with(&[("a", "One.")]);
         let messages = run(&registry, &FakeSession::default(), vec![user("hi")]);
-        assert_eq!(
-            messages,
-            vec![user("hi"), catalog_of(&[("a", "One.")]).initial_message()]
-        );
+        assert_eq!(messages, vec![user("hi"), catalog_of(&[("a", "One.")]).initial_message(false)]);
     }
 
     #[test]
     fn nothing_on_an_unchanged_step() {
         let registry = FakeRegistry::with(&[("a", "One.")]);
         let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message());
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
         assert_eq!(run(&registry, &session, vec![user("hi")]), vec![user("hi")]);
     }
 
     #[test]
     fn replacement_when_a_skill_is_added_or_a_description_changes() {
         let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message());
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
         for skills in [&[("a", "One."), ("b", "Two.")][..], &[("a", "Changed.")][..]] {
             let messages = run(&FakeRegistry::with(skills), &session, vec![]);
-            assert_eq!(messages, vec![catalog_of(skills).replacement_message()]);
+            assert_eq!(messages, vec![catalog_of(skills).replacement_message(false)]);
         }
     }
 
     #[test]
     fn empty_replacement_when_every_skill_is_removed() {
         let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message());
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
         let messages = run(&FakeRegistry::with(&[]), &session, vec![]);
-        assert_eq!(messages, vec![catalog_of(&[]).replacement_message()]);
+        assert_eq!(messages, vec![catalog_of(&[]).replacement_message(false)]);
     }
 
     #[test]
     fn nothing_when_nothing_was_ever_published_and_nothing_is_listed() {
-        assert_eq!(
-            run(&FakeRegistry::with(&[]), &FakeSession::default(), vec![user("hi")]),
-            vec![user("hi")]
-        );
+        assert_eq!(run(&FakeRegistry::with(&[]), &FakeSession::default(), vec![user("hi")]), vec![user("hi")]);
     }
 
     #[test]
@@ -331,30 +369,27 @@ mod tests {
         let registry = FakeRegistry::with(&[]);
         registry.snapshot.borrow_mut().as_mut().unwrap().complete = false;
         let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message());
-        let stale = catalog_of(&[("z", "Stale.")]).initial_message();
-        assert_eq!(
-            run(&registry, &session, vec![user("hi"), stale.clone()]),
-            vec![user("hi"), stale]
-        );
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let stale = catalog_of(&[("z", "Stale.")]).initial_message(false);
+        assert_eq!(run(&registry, &session, vec![user("hi"), stale.clone()]), vec![user("hi"), stale]);
     }
 
     #[test]
     fn compaction_is_followed_by_a_replacement_re_establishing_the_catalog() {
         let mut session = FakeSession::default();
-        let seq = session.push(catalog_of(&[("a", "One.")]).initial_message());
+        let seq = session.push(catalog_of(&[("a", "One.")]).initial_message(false));
         session.hidden.insert(seq);
         let messages = run(&FakeRegistry::with(&[("a", "One.")]), &session, vec![]);
-        assert_eq!(messages, vec![catalog_of(&[("a", "One.")]).replacement_message()]);
+        assert_eq!(messages, vec![catalog_of(&[("a", "One.")]).replacement_message(false)]);
     }
 
     #[test]
     fn the_newest_visible_catalog_counts_even_behind_hidden_ones() {
         let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message());
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
         for _ in 0..40 {
             session.push(user("chatter"));
-            let hidden = session.push(catalog_of(&[("b", "Two.")]).replacement_message());
+            let hidden = session.push(catalog_of(&[("b", "Two.")]).replacement_message(false));
             session.hidden.insert(hidden);
         }
         assert_eq!(run(&FakeRegistry::with(&[("a", "One.")]), &session, vec![]), vec![]);
@@ -367,11 +402,8 @@ mod tests {
             let registry = FakeRegistry::with(&[("a", "One.")]);
             let mut session = FakeSession::default();
             assert_eq!(run_with(&registry, &session, vec![], view), vec![]);
-            session.push(catalog_of(&[("a", "One.")]).initial_message());
-            assert_eq!(
-                run_with(&registry, &session, vec![], view),
-                vec![catalog_of(&[]).replacement_message()]
-            );
+            session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+            assert_eq!(run_with(&registry, &session, vec![], view), vec![catalog_of(&[]).replacement_message(false)]);
             assert_eq!(registry.snapshots_taken.get(), 0);
         }
     }
@@ -380,53 +412,30 @@ mod tests {
     fn a_proposed_duplicate_of_the_visible_catalog_is_removed() {
         let current = catalog_of(&[("a", "One.")]);
         let mut session = FakeSession::default();
-        session.push(current.initial_message());
-        let proposed = vec![user("x"), current.replacement_message(), user("y")];
-        assert_eq!(
-            run(&FakeRegistry::with(&[("a", "One.")]), &session, proposed),
-            vec![user("x"), user("y")]
-        );
+        session.push(current.initial_message(false));
+        let proposed = vec![user("x"), current.replacement_message(false), user("y")];
+        assert_eq!(run(&FakeRegistry::with(&[("a", "One.")]), &session, proposed), vec![user("x"), user("y")]);
     }
 
     #[test]
     fn a_proposed_catalog_matching_the_current_one_is_kept() {
         let current = catalog_of(&[("a", "One.")]);
-        let proposed = vec![current.initial_message(), user("y")];
-        assert_eq!(
-            run(
-                &FakeRegistry::with(&[("a", "One.")]),
-                &FakeSession::default(),
-                proposed.clone()
-            ),
-            proposed
-        );
+        let proposed = vec![current.initial_message(false), user("y")];
+        assert_eq!(run(&FakeRegistry::with(&[("a", "One.")]), &FakeSession::default(), proposed.clone()), proposed);
     }
 
     #[test]
     fn a_proposed_stale_catalog_is_replaced_in_place() {
-        let stale = catalog_of(&[("old", "Old.")]).initial_message();
-        let messages = run(
-            &FakeRegistry::with(&[("a", "One.")]),
-            &FakeSession::default(),
-            vec![user("x"), stale, user("y")],
-        );
-        assert_eq!(
-            messages,
-            vec![user("x"), catalog_of(&[("a", "One.")]).initial_message(), user("y")]
-        );
+        let stale = catalog_of(&[("old", "Old.")]).initial_message(false);
+        let messages =
+            run(&FakeRegistry::with(&[("a", "One.")]), &FakeSession::default(), vec![user("x"), stale, user("y")]);
+        assert_eq!(messages, vec![user("x"), catalog_of(&[("a", "One.")]).initial_message(false), user("y")]);
     }
 
     #[test]
     fn a_proposed_catalog_is_removed_when_nothing_is_listed_and_nothing_was_published() {
-        let stale = catalog_of(&[("old", "Old.")]).initial_message();
-        assert_eq!(
-            run(
-                &FakeRegistry::with(&[]),
-                &FakeSession::default(),
-                vec![stale, user("y")]
-            ),
-            vec![user("y")]
-        );
+        let stale = catalog_of(&[("old", "Old.")]).initial_message(false);
+        assert_eq!(run(&FakeRegistry::with(&[]), &FakeSession::default(), vec![stale, user("y")]), vec![user("y")]);
     }
 
     #[test]
@@ -437,6 +446,7 @@ mod tests {
         assert_eq!(
             pre_step(
                 &Config::default(),
+                &mut Memory::default(),
                 &context(ToolView::Visible),
                 reject.clone(),
                 &registry,
@@ -456,6 +466,7 @@ mod tests {
         assert_eq!(
             pre_step(
                 &Config::default(),
+                &mut Memory::default(),
                 &aborted,
                 Decision::Enter(vec![]),
                 &registry,
@@ -467,6 +478,7 @@ mod tests {
         assert_eq!(
             pre_step(
                 &Config::default(),
+                &mut Memory::default(),
                 &context(ToolView::Visible),
                 Decision::Enter(vec![]),
                 &registry,
@@ -488,18 +500,17 @@ mod tests {
         // …but it counts as published: a change gets a replacement.
         assert_eq!(
             run(&FakeRegistry::with(&[("a", "Two.")]), &session, vec![]),
-            vec![catalog_of(&[("a", "Two.")]).replacement_message()]
+            vec![catalog_of(&[("a", "Two.")]).replacement_message(false)]
         );
     }
 
     #[test]
     fn configuration_caps_descriptions() {
-        let config = Config {
-            catalog_description_max_length: 5,
-        };
+        let config = Config { catalog_description_max_length: 5, ..Config::default() };
         let registry = FakeRegistry::with(&[("a", "abcdefgh")]);
         let Ok(Decision::Enter(messages)) = pre_step(
             &config,
+            &mut Memory::default(),
             &context(ToolView::Visible),
             Decision::Enter(vec![]),
             &registry,
@@ -508,5 +519,132 @@ mod tests {
             panic!()
         };
         assert!(messages[0].single_text().unwrap().contains("- `a`: ab...\n"));
+    }
+
+    #[test]
+    fn a_steady_step_with_remembered_state_copies_no_skills_and_no_message_content() {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        let mut session = FakeSession::default();
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        for _ in 0..20 {
+            session.push(user("chatter"));
+        }
+        let mut memory = Memory::default();
+        for _ in 0..3 {
+            let outcome = pre_step(
+                &Config::default(),
+                &mut memory,
+                &context(ToolView::Visible),
+                Decision::Enter(vec![]),
+                &registry,
+                &session,
+            );
+            assert_eq!(outcome, Ok(Decision::Enter(vec![])));
+        }
+        assert_eq!(registry.snapshots_taken.get(), 3);
+        assert_eq!(registry.unchanged.get(), 2, "the skills crossed the boundary once");
+        assert_eq!(session.contents_read.get(), 1, "the catalog message was read once");
+        // A new revision is rebuilt, not served from memory.
+        registry.snapshot.borrow_mut().as_mut().unwrap().revision = 2;
+        registry.snapshot.borrow_mut().as_mut().unwrap().skills[0].description = "Changed.".to_owned();
+        let outcome = pre_step(
+            &Config::default(),
+            &mut memory,
+            &context(ToolView::Visible),
+            Decision::Enter(vec![]),
+            &registry,
+            &session,
+        );
+        assert_eq!(outcome, Ok(Decision::Enter(vec![catalog_of(&[("a", "Changed.")]).replacement_message(false)])));
+    }
+
+    fn loaded(name: &str, user_invocable: bool, model_invocable: bool) -> SkillDefinition {
+        SkillDefinition {
+            name: name.to_owned(),
+            description: "D.".to_owned(),
+            invocation: InvocationPolicy { model_invocable, user_invocable },
+            provider: "runtime".to_owned(),
+            resource_base: None,
+            path: None,
+            content: format!("{name} body"),
+        }
+    }
+
+    fn injection(name: &str) -> Message {
+        Message {
+            source: format!(r#"{{"kind":"skill-invocation","name":"{name}","form":"instructions"}}"#),
+            content: vec![ContentBlock::Text(format!(
+                "<skill_content name=\"{name}\">\n<skill_resources>\nResources for this skill are managed by provider \"runtime\".\nLoad referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\n{name} body\n</skill_instructions>\n</skill_content>"
+            ))],
+        }
+    }
+
+    fn with_user_invocation(registry: &FakeRegistry, proposed: Vec<Message>) -> Result<Decision, StepError> {
+        let config = Config { user_invocation: true, ..Config::default() };
+        pre_step(
+            &config,
+            &mut Memory::default(),
+            &context(ToolView::Visible),
+            Decision::Enter(proposed),
+            registry,
+            &FakeSession::default(),
+        )
+    }
+
+    #[test]
+    fn a_users_slash_name_injects_the_skill_after_everything_else() {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        *registry.loaded.borrow_mut() =
+            vec![loaded("a", true, true), loaded("hidden", true, false), loaded("model-only", false, true)];
+        let proposed = vec![user("use /hidden and /a, then /a again, /model-only, /unknown")];
+        let Ok(Decision::Enter(messages)) = with_user_invocation(&registry, proposed.clone()) else { panic!() };
+        assert_eq!(
+            messages,
+            vec![
+                proposed[0].clone(),
+                catalog_of(&[("a", "One.")]).initial_message(true),
+                injection("hidden"),
+                injection("a"),
+            ]
+        );
+    }
+
+    #[test]
+    fn user_invocation_is_off_by_default_and_never_touches_a_reject() {
+        let registry = FakeRegistry::with(&[]);
+        *registry.loaded.borrow_mut() = vec![loaded("a", true, true)];
+        assert_eq!(run(&registry, &FakeSession::default(), vec![user("/a")]), vec![user("/a")]);
+        let reject = Decision::Reject(None);
+        let config = Config { user_invocation: true, ..Config::default() };
+        let outcome = pre_step(
+            &config,
+            &mut Memory::default(),
+            &context(ToolView::Visible),
+            reject.clone(),
+            &registry,
+            &FakeSession::default(),
+        );
+        assert_eq!(outcome, Ok(reject));
+    }
+
+    #[test]
+    fn injections_survive_an_incomplete_snapshot_and_a_hidden_tool() {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        registry.snapshot.borrow_mut().as_mut().unwrap().complete = false;
+        *registry.loaded.borrow_mut() = vec![loaded("a", true, true)];
+        assert_eq!(
+            with_user_invocation(&registry, vec![user("/a")]),
+            Ok(Decision::Enter(vec![user("/a"), injection("a")]))
+        );
+        let config = Config { user_invocation: true, ..Config::default() };
+        let outcome = pre_step(
+            &config,
+            &mut Memory::default(),
+            &context(ToolView::Hidden),
+            Decision::Enter(vec![user("/a")]),
+            &registry,
+            &FakeSession::default(),
+        );
+        assert_eq!(outcome, Ok(Decision::Enter(vec![user("/a"), injection("a")])));
     }
 }

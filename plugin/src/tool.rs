@@ -95,33 +95,18 @@ pub fn invoke(registry: &impl Registry, cwd: Option<&str>, arguments: &str) -> R
     if !definition.invocation.model_invocable {
         return Err(ToolError::NotModelInvocable(name));
     }
-    let SkillDefinition {
-        name,
-        provider,
-        resource_base,
-        content,
-        ..
-    } = definition;
-    Ok(SkillResult {
-        name,
-        provider,
-        resource_base,
-        content,
-    })
+    let SkillDefinition { name, provider, resource_base, content, .. } = definition;
+    Ok(SkillResult { name, provider, resource_base, content })
 }
 
 /// The `name` argument, validated as the reference's schema validator does.
 fn skill_name_argument(arguments: &str) -> Result<String, ToolError> {
     let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(arguments) else {
-        return Err(ToolError::InvalidArguments(
-            "\"arguments\" must be an object".to_owned(),
-        ));
+        return Err(ToolError::InvalidArguments("\"arguments\" must be an object".to_owned()));
     };
     match fields.remove("name") {
         Some(Value::String(name)) => Ok(name),
-        None => Err(ToolError::InvalidArguments(
-            "missing required property \"name\"".to_owned(),
-        )),
+        None => Err(ToolError::InvalidArguments("missing required property \"name\"".to_owned())),
         Some(_) => Err(ToolError::InvalidArguments("\"name\" must be a string".to_owned())),
     }
 }
@@ -143,21 +128,16 @@ const AS_NEEDED_GUIDANCE: &str = "Load referenced resources only as needed.";
 pub fn render(result: &SkillResult) -> String {
     let (first, second) = match &result.resource_base {
         None => (
-            format!(
-                "Resources for this skill are managed by provider \"{}\".",
-                escape::text(&result.provider)
-            ),
+            format!("Resources for this skill are managed by provider \"{}\".", escape::text(&result.provider)),
             AS_NEEDED_GUIDANCE,
         ),
-        Some(ResourceBase::Directory(path)) => (
-            format!("Base directory for this skill: {}", escape::text(path)),
-            DIRECTORY_GUIDANCE,
-        ),
+        Some(ResourceBase::Directory(path)) => {
+            (format!("Base directory for this skill: {}", escape::text(path)), DIRECTORY_GUIDANCE)
+        }
         Some(ResourceBase::Url(url)) => (format!("Base URL for this skill: {}", escape::text(url)), URL_GUIDANCE),
-        Some(ResourceBase::Opaque(description)) => (
-            format!("Resources for this skill: {}", escape::text(description)),
-            AS_NEEDED_GUIDANCE,
-        ),
+        Some(ResourceBase::Opaque(description)) => {
+            (format!("Resources for this skill: {}", escape::text(description)), AS_NEEDED_GUIDANCE)
+        }
     };
     [
         &format!("<skill_content name=\"{}\">", escape::attr(&result.name)),
@@ -179,7 +159,7 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
-    use crate::types::{InvocationPolicy, SkillSummary, Snapshot};
+    use crate::types::{InvocationPolicy, SkillSummary, SnapshotAnswer};
 
     #[test]
     fn definition_is_exact() {
@@ -205,10 +185,7 @@ mod tests {
     }
 
     fn policy(model_invocable: bool) -> InvocationPolicy {
-        InvocationPolicy {
-            model_invocable,
-            user_invocable: true,
-        }
+        InvocationPolicy { model_invocable, user_invocable: true }
     }
 
     fn summary(name: &str, model_invocable: bool) -> SkillSummary {
@@ -218,6 +195,7 @@ mod tests {
             invocation: policy(model_invocable),
             provider: "memory".to_owned(),
             source: "memory".to_owned(),
+            path: None,
         }
     }
 
@@ -228,24 +206,19 @@ mod tests {
             invocation: policy(model_invocable),
             provider: "memory".to_owned(),
             resource_base: Some(ResourceBase::Directory("/skills/x".to_owned())),
+            path: None,
             content: format!("{name} body"),
         }
     }
 
     impl FakeRegistry {
         fn new(listed: Vec<SkillSummary>, loaded: Vec<SkillDefinition>) -> Self {
-            Self {
-                listed,
-                loaded,
-                list_error: None,
-                get_error: None,
-                loads: Cell::new(0),
-            }
+            Self { listed, loaded, list_error: None, get_error: None, loads: Cell::new(0) }
         }
     }
 
     impl Registry for FakeRegistry {
-        fn snapshot(&self, _cwd: Option<&str>) -> Result<Snapshot, RegistryError> {
+        fn snapshot(&self, _cwd: Option<&str>, _known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
             unreachable!("the tool never takes snapshots")
         }
         fn list(&self, _cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
@@ -261,9 +234,7 @@ mod tests {
     }
 
     fn call(registry: &FakeRegistry, arguments: &str) -> Result<String, String> {
-        invoke(registry, Some("/w"), arguments)
-            .map(|result| render(&result))
-            .map_err(|error| error.model_text())
+        invoke(registry, Some("/w"), arguments).map(|result| render(&result)).map_err(|error| error.model_text())
     }
 
     #[test]
@@ -308,10 +279,7 @@ mod tests {
             call(&registry, r#"{"name":3}"#),
             Err("Error: invalid arguments: \"name\" must be a string".to_owned())
         );
-        assert_eq!(
-            call(&registry, "[]"),
-            Err("Error: invalid arguments: \"arguments\" must be an object".to_owned())
-        );
+        assert_eq!(call(&registry, "[]"), Err("Error: invalid arguments: \"arguments\" must be an object".to_owned()));
     }
 
     #[test]
@@ -325,10 +293,7 @@ mod tests {
 
     #[test]
     fn listed_but_not_model_invocable_is_refused_without_loading_the_body() {
-        let registry = FakeRegistry::new(
-            vec![summary("rotate-keys", false)],
-            vec![definition("rotate-keys", true)],
-        );
+        let registry = FakeRegistry::new(vec![summary("rotate-keys", false)], vec![definition("rotate-keys", true)]);
         assert_eq!(
             call(&registry, r#"{"name":"rotate-keys"}"#),
             Err("Error: skill \"rotate-keys\" is not available for model invocation".to_owned())
@@ -358,15 +323,9 @@ mod tests {
     fn provider_failures_get_the_same_wrapper() {
         let mut registry = FakeRegistry::new(vec![summary("a-skill", true)], vec![]);
         registry.get_error = Some(RegistryError::Failed("disk on fire".to_owned()));
-        assert_eq!(
-            call(&registry, r#"{"name":"a-skill"}"#),
-            Err("Error: disk on fire".to_owned())
-        );
+        assert_eq!(call(&registry, r#"{"name":"a-skill"}"#), Err("Error: disk on fire".to_owned()));
         registry.list_error = Some(RegistryError::Failed("listing failed".to_owned()));
-        assert_eq!(
-            call(&registry, r#"{"name":"a-skill"}"#),
-            Err("Error: listing failed".to_owned())
-        );
+        assert_eq!(call(&registry, r#"{"name":"a-skill"}"#), Err("Error: listing failed".to_owned()));
     }
 
     fn rendered(resource_base: Option<ResourceBase>) -> String {

@@ -34,6 +34,8 @@ pub struct SkillSummary {
     pub provider: String,
     /// Origin inside the provider.
     pub source: String,
+    /// The skill file's location, if the provider has one.
+    pub path: Option<String>,
 }
 
 /// A loaded skill.
@@ -49,6 +51,8 @@ pub struct SkillDefinition {
     pub provider: String,
     /// Resource base, if any.
     pub resource_base: Option<ResourceBase>,
+    /// The skill file's location, if the provider has one.
+    pub path: Option<String>,
     /// The instructions.
     pub content: String,
 }
@@ -62,6 +66,15 @@ pub struct Snapshot {
     pub revision: u64,
     /// Winners, sorted by name.
     pub skills: Vec<SkillSummary>,
+}
+
+/// The registry's answer to a snapshot request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SnapshotAnswer {
+    /// Still the complete snapshot of the revision the plugin holds.
+    Unchanged,
+    /// A snapshot the plugin does not hold.
+    Changed(Snapshot),
 }
 
 /// Why a registry call gave no answer.
@@ -101,13 +114,13 @@ impl Message {
     }
 }
 
-/// A durable user message of the session.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserMessage {
+/// A durable user message of the session, without its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageRef {
     /// Its seq.
     pub seq: u64,
-    /// The message.
-    pub message: Message,
+    /// Whether it is on the model-visible surface.
+    pub visible: bool,
 }
 
 /// Selects messages by source `kind` and, optionally, `plugin`.
@@ -119,11 +132,11 @@ pub struct SourceFilter {
     pub plugin: Option<String>,
 }
 
-/// One page of user messages, newest first.
+/// One page of message references, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct UserMessagePage {
-    /// The messages.
-    pub messages: Vec<UserMessage>,
+pub struct MessageRefPage {
+    /// The references.
+    pub refs: Vec<MessageRef>,
     /// Cursor for the next, older page.
     pub next: Option<u64>,
 }
@@ -142,6 +155,8 @@ pub enum ToolView {
 /// What the host knows about a step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepContext {
+    /// Identifies the session within the host process.
+    pub session: u64,
     /// The session's cwd.
     pub cwd: Option<String>,
     /// Tool visibility.
@@ -168,8 +183,8 @@ pub enum StepError {
 
 /// The skill registry, as imported from the host.
 pub trait Registry {
-    /// A snapshot for the catalog.
-    fn snapshot(&self, cwd: Option<&str>) -> Result<Snapshot, RegistryError>;
+    /// A snapshot for the catalog; `known` is the revision already held.
+    fn snapshot(&self, cwd: Option<&str>, known: Option<u64>) -> Result<SnapshotAnswer, RegistryError>;
     /// The winning skills, for the tool's lookup.
     fn list(&self, cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError>;
     /// Loads one skill afresh.
@@ -178,8 +193,8 @@ pub trait Registry {
 
 /// The session history, as imported from the host.
 pub trait SessionHistory {
-    /// User messages matching `filters`, newest first, seq below `before`.
-    fn read_user_messages(&self, filters: &[SourceFilter], before: Option<u64>, limit: u32) -> UserMessagePage;
-    /// Whether `seq` is on the model-visible surface.
-    fn is_visible(&self, seq: u64) -> bool;
+    /// References to user messages matching `filters`, newest first, seq below `before`.
+    fn list_user_messages(&self, filters: &[SourceFilter], before: Option<u64>, limit: u32) -> MessageRefPage;
+    /// One user message by seq.
+    fn get_user_message(&self, seq: u64) -> Option<Message>;
 }

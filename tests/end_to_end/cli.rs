@@ -30,10 +30,7 @@ fn step_compact_and_load_on_the_example_workspace() {
     // The initial catalog, exactly.
     let first = step();
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-    assert_eq!(
-        stdout(&first),
-        format!("{INITIAL_HEAD}{EXAMPLE_ENTRIES}{INITIAL_TAIL}\n")
-    );
+    assert_eq!(stdout(&first), format!("{INITIAL_HEAD}{EXAMPLE_ENTRIES}{INITIAL_TAIL}\n"));
 
     // Unchanged: nothing, and nothing appended.
     let before = std::fs::read(&session).unwrap();
@@ -42,27 +39,16 @@ fn step_compact_and_load_on_the_example_workspace() {
     assert_eq!(std::fs::read(&session).unwrap(), before);
 
     // A new skill: the full replacement.
-    sandbox.write_skill(
-        &workspace,
-        "add-tests",
-        "description: Add tests for the change.\n",
-        "Write tests.",
-    );
+    sandbox.write_skill(&workspace, "add-tests", "description: Add tests for the change.\n", "Write tests.");
     let third = step();
     let entries_with_new = format!("- `add-tests`: Add tests for the change.\n{EXAMPLE_ENTRIES}");
-    assert_eq!(
-        stdout(&third),
-        format!("{REPLACEMENT_HEAD}{entries_with_new}{REPLACEMENT_TAIL}\n")
-    );
+    assert_eq!(stdout(&third), format!("{REPLACEMENT_HEAD}{entries_with_new}{REPLACEMENT_TAIL}\n"));
     assert_eq!(stdout(&step()), "");
 
     // Compaction hides it; the next step re-establishes it as a replacement.
     let compact = sandbox.run(&["compact", "--session", path(&session)]);
     assert_eq!((compact.status.code(), stdout(&compact)), (Some(0), String::new()));
-    assert_eq!(
-        stdout(&step()),
-        format!("{REPLACEMENT_HEAD}{entries_with_new}{REPLACEMENT_TAIL}\n")
-    );
+    assert_eq!(stdout(&step()), format!("{REPLACEMENT_HEAD}{entries_with_new}{REPLACEMENT_TAIL}\n"));
     assert_eq!(stdout(&step()), "");
 
     // Proposed messages are entered before the catalog and recorded.
@@ -76,18 +62,12 @@ fn step_compact_and_load_on_the_example_workspace() {
         decision["messages"][1]["content"][0]["text"],
         format!("{REPLACEMENT_HEAD}{EXAMPLE_ENTRIES}{REPLACEMENT_TAIL}")
     );
-    assert_eq!(
-        decision["messages"][1]["source"],
-        serde_json::json!({"kind": "plugin", "plugin": "dsh-tool-skill"})
-    );
+    assert_eq!(decision["messages"][1]["source"], serde_json::json!({"kind": "plugin", "plugin": "dsh-tool-skill"}));
 
     // Every line of the log is JSON, with increasing seqs.
     let log = std::fs::read_to_string(&session).unwrap();
-    let seqs: Vec<u64> = log
-        .lines()
-        .skip(1)
-        .map(|line| serde_json::from_str::<Value>(line).unwrap()["seq"].as_u64().unwrap())
-        .collect();
+    let seqs: Vec<u64> =
+        log.lines().skip(1).map(|line| serde_json::from_str::<Value>(line).unwrap()["seq"].as_u64().unwrap()).collect();
     assert!(seqs.windows(2).all(|pair| pair[0] < pair[1]), "{seqs:?}");
 }
 
@@ -96,14 +76,7 @@ fn load_prints_the_exact_result_and_records_it() {
     let sandbox = Sandbox::new();
     let workspace = sandbox.example_workspace();
     let session = sandbox.path().join("session.jsonl");
-    let output = sandbox.run(&[
-        "load",
-        "release-notes",
-        "--cwd",
-        path(&workspace),
-        "--session",
-        path(&session),
-    ]);
+    let output = sandbox.run(&["load", "release-notes", "--cwd", path(&workspace), "--session", path(&session)]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let base = workspace.join(".agents/skills/release-notes");
     assert_eq!(
@@ -126,13 +99,7 @@ fn load_prints_the_exact_result_and_records_it() {
         serde_json::json!({"kind": "directory", "path": path(&workspace.join(".agents/skills"))})
     );
     assert_eq!(value["ok"]["provider"], "local");
-    assert_eq!(
-        sandbox
-            .run(&["load", "review-pr", "--cwd", path(&workspace)])
-            .status
-            .code(),
-        Some(0)
-    );
+    assert_eq!(sandbox.run(&["load", "review-pr", "--cwd", path(&workspace)]).status.code(), Some(0));
 }
 
 #[test]
@@ -142,21 +109,11 @@ fn load_errors_print_exactly_and_exit_1() {
     let session = sandbox.path().join("session.jsonl");
     for (name, expected) in [
         ("Deploy_Production", "Error: invalid skill name \"Deploy_Production\"\n"),
-        (
-            "no-such-skill",
-            "Error: skill \"no-such-skill\" is unknown or no longer available\n",
-        ),
-        (
-            "deploy-production",
-            "Error: skill \"deploy-production\" is not available for model invocation\n",
-        ),
+        ("no-such-skill", "Error: skill \"no-such-skill\" is unknown or no longer available\n"),
+        ("deploy-production", "Error: skill \"deploy-production\" is not available for model invocation\n"),
     ] {
         let output = sandbox.run(&["load", name, "--cwd", path(&workspace), "--session", path(&session)]);
-        assert_eq!(
-            (output.status.code(), stdout(&output)),
-            (Some(1), expected.to_owned()),
-            "{name}"
-        );
+        assert_eq!((output.status.code(), stdout(&output)), (Some(1), expected.to_owned()), "{name}");
     }
     let log = std::fs::read_to_string(&session).unwrap();
     let last: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
@@ -167,37 +124,17 @@ fn load_errors_print_exactly_and_exit_1() {
 fn a_harness_session_is_replayed_without_republishing_its_visible_catalog() {
     let sandbox = Sandbox::new();
     let project = sandbox.path().join("project");
-    sandbox.write_skill(
-        &project,
-        "first-skill",
-        "description: The first skill.\n",
-        "First body.",
-    );
-    sandbox.write_skill(
-        &project,
-        "second-skill",
-        "description: The second skill.\n",
-        "Second body.",
-    );
+    sandbox.write_skill(&project, "first-skill", "description: The first skill.\n", "First body.");
+    sandbox.write_skill(&project, "second-skill", "description: The second skill.\n", "Second body.");
     let session = sandbox.path().join("seeded.jsonl");
     std::fs::copy(repo_root().join("tests/fixtures/seeded-session.jsonl"), &session).unwrap();
     let before = std::fs::read(&session).unwrap();
     let output = sandbox.run(&["step", "--session", path(&session), "--cwd", path(&project)]);
-    assert_eq!(
-        (output.status.code(), stdout(&output)),
-        (Some(0), String::new()),
-        "{}",
-        stderr(&output)
-    );
+    assert_eq!((output.status.code(), stdout(&output)), (Some(0), String::new()), "{}", stderr(&output));
     assert_eq!(std::fs::read(&session).unwrap(), before, "nothing appended");
 
     // A changed description is a replacement, not an initial catalog.
-    sandbox.write_skill(
-        &project,
-        "second-skill",
-        "description: The second skill, changed.\n",
-        "Second body.",
-    );
+    sandbox.write_skill(&project, "second-skill", "description: The second skill, changed.\n", "Second body.");
     let output = sandbox.run(&["step", "--session", path(&session), "--cwd", path(&project)]);
     assert_eq!(
         stdout(&output),
@@ -215,15 +152,8 @@ fn hidden_and_shadowed_tool_views_publish_no_catalog() {
     let workspace = sandbox.example_workspace();
     let session = sandbox.path().join("session.jsonl");
     for view in ["hidden", "shadowed"] {
-        let output = sandbox.run(&[
-            "step",
-            "--session",
-            path(&session),
-            "--cwd",
-            path(&workspace),
-            "--tool-view",
-            view,
-        ]);
+        let output =
+            sandbox.run(&["step", "--session", path(&session), "--cwd", path(&workspace), "--tool-view", view]);
         assert_eq!((output.status.code(), stdout(&output)), (Some(0), String::new()));
     }
 }
@@ -235,54 +165,27 @@ fn skills_lists_winners_with_their_policy_as_json() {
     // A duplicate in a lower-ranked root is shadowed by the project's.
     let user_skill = sandbox.path().join("home/agents/skills/triage-bug");
     std::fs::create_dir_all(&user_skill).unwrap();
-    std::fs::write(
-        user_skill.join("SKILL.md"),
-        "---\nname: triage-bug\ndescription: User copy.\n---\nBody\n",
-    )
-    .unwrap();
+    std::fs::write(user_skill.join("SKILL.md"), "---\nname: triage-bug\ndescription: User copy.\n---\nBody\n").unwrap();
     std::fs::write(workspace.join(".agents/skills/broken.md"), "no frontmatter here\n").unwrap();
     let output = sandbox.run(&["skills", "--cwd", path(&workspace), "--json"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let listing: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    let names: Vec<&str> = listing["skills"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|skill| skill["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "commit-message",
-            "deploy-production",
-            "release-notes",
-            "review-pr",
-            "triage-bug"
-        ]
-    );
+    let names: Vec<&str> =
+        listing["skills"].as_array().unwrap().iter().map(|skill| skill["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["commit-message", "deploy-production", "release-notes", "review-pr", "triage-bug"]);
     let deploy = &listing["skills"][1];
     assert_eq!(deploy["source"], "project-dsh");
     assert_eq!(deploy["rank"], 100);
-    assert_eq!(
-        deploy["invocation"],
-        serde_json::json!({"modelInvocable": false, "userInvocable": true})
-    );
+    assert_eq!(deploy["invocation"], serde_json::json!({"modelInvocable": false, "userInvocable": true}));
     assert_eq!(listing["shadowed"][0]["name"], "triage-bug");
     assert_eq!(listing["shadowed"][0]["source"], "user-agents");
     assert_eq!(listing["shadowed"][0]["by"]["source"], "project-dsh");
-    assert_eq!(
-        listing["skipped"][0]["path"],
-        path(&workspace.join(".agents/skills/broken.md"))
-    );
+    assert_eq!(listing["skipped"][0]["path"], path(&workspace.join(".agents/skills/broken.md")));
     assert_eq!(listing["complete"], true);
 
     let table = sandbox.run(&["skills", "--cwd", path(&workspace)]);
     assert!(stdout(&table).starts_with("NAME "), "{}", stdout(&table));
-    assert!(
-        stdout(&table).contains("deploy-production  project-dsh"),
-        "{}",
-        stdout(&table)
-    );
+    assert!(stdout(&table).contains("deploy-production  project-dsh"), "{}", stdout(&table));
 }
 
 #[test]
@@ -290,13 +193,7 @@ fn usage_errors_exit_2() {
     let sandbox = Sandbox::new();
     assert_eq!(sandbox.run(&["step"]).status.code(), Some(2));
     assert_eq!(sandbox.run(&["frobnicate"]).status.code(), Some(2));
-    assert_eq!(
-        sandbox
-            .run(&["step", "--session", "s", "--tool-view", "sideways"])
-            .status
-            .code(),
-        Some(2)
-    );
+    assert_eq!(sandbox.run(&["step", "--session", "s", "--tool-view", "sideways"]).status.code(), Some(2));
 }
 
 #[test]
@@ -304,32 +201,16 @@ fn host_failures_exit_3_with_one_line_and_leave_the_session_untouched() {
     let sandbox = Sandbox::new();
     let workspace = sandbox.example_workspace();
     let session = sandbox.path().join("session.jsonl");
-    assert_eq!(
-        sandbox
-            .run(&["step", "--session", path(&session), "--cwd", path(&workspace)])
-            .status
-            .code(),
-        Some(0)
-    );
+    assert_eq!(sandbox.run(&["step", "--session", path(&session), "--cwd", path(&workspace)]).status.code(), Some(0));
     let before = std::fs::read(&session).unwrap();
 
     let not_a_component = sandbox.path().join("not-a-component.wasm");
     std::fs::write(&not_a_component, b"\0asm garbage").unwrap();
-    let output = sandbox.run(&[
-        "--plugin",
-        path(&not_a_component),
-        "step",
-        "--session",
-        path(&session),
-        "--message",
-        "hi",
-    ]);
+    let output =
+        sandbox.run(&["--plugin", path(&not_a_component), "step", "--session", path(&session), "--message", "hi"]);
     assert_eq!(output.status.code(), Some(3));
     let message = stderr(&output);
-    assert!(
-        message.starts_with("error: cannot load the plugin component: "),
-        "{message}"
-    );
+    assert!(message.starts_with("error: cannot load the plugin component: "), "{message}");
     assert_eq!(message.lines().count(), 1, "{message}");
     assert_eq!(std::fs::read(&session).unwrap(), before);
 

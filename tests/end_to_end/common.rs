@@ -9,10 +9,7 @@ use skill_host::{Plugin, SandboxLimits};
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ lives in the repository")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the repository").to_path_buf()
 }
 
 /// The embedded plugin, compiled once (a debug-build compile takes a while).
@@ -25,16 +22,8 @@ pub fn plugin() -> &'static Plugin {
 pub fn skill_host_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary knows its path");
     // target/<profile>/deps/end_to_end-<hash> → target/<profile>/skill-host
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("tests run from target/<profile>/deps")
-        .join("skill-host");
-    assert!(
-        bin.exists(),
-        "{} is missing: run the tests with `cargo test --workspace`",
-        bin.display()
-    );
+    let bin = exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps").join("skill-host");
+    assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace`", bin.display());
     bin
 }
 
@@ -67,11 +56,7 @@ impl Sandbox {
     pub fn write_skill(&self, project: &Path, name: &str, frontmatter: &str, body: &str) {
         let dir = project.join(".agents/skills").join(name);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\n{frontmatter}---\n\n{body}\n"),
-        )
-        .unwrap();
+        std::fs::write(dir.join("SKILL.md"), format!("---\nname: {name}\n{frontmatter}---\n\n{body}\n")).unwrap();
     }
 
     /// Runs `skill-host` with the user-level roots pointed into the sandbox.

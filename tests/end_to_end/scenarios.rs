@@ -23,11 +23,7 @@ fn every_scenario_has_an_expected_output_and_there_are_at_least_twelve() {
     let scenarios = scenarios();
     assert!(scenarios.len() >= 12, "only {} scenarios", scenarios.len());
     for scenario in &scenarios {
-        assert!(
-            scenario.with_extension("expected.json").exists(),
-            "{} has no expected output",
-            scenario.display()
-        );
+        assert!(scenario.with_extension("expected.json").exists(), "{} has no expected output", scenario.display());
     }
 }
 
@@ -60,11 +56,7 @@ fn every_scenario_replays_to_its_expected_output() {
 fn a_configuration_the_plugin_refuses_ends_the_replay_with_exit_3() {
     let sandbox = Sandbox::new();
     let scenario = sandbox.path().join("bad-config.json");
-    std::fs::write(
-        &scenario,
-        r#"{"config":{"catalogDescriptionMaxLength":2},"steps":[{"op":"pre-step"}]}"#,
-    )
-    .unwrap();
+    std::fs::write(&scenario, r#"{"config":{"catalogDescriptionMaxLength":2},"steps":[{"op":"pre-step"}]}"#).unwrap();
     let output = sandbox.run(&["replay", scenario.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(

@@ -73,10 +73,7 @@ impl GlobalOptions {
 /// An absolute path as a string (session headers and cwds are strings).
 pub fn absolute(path: &Path) -> Result<String> {
     let absolute = std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
-    absolute
-        .to_str()
-        .map(str::to_owned)
-        .with_context(|| format!("{} is not valid UTF-8", absolute.display()))
+    absolute.to_str().map(str::to_owned).with_context(|| format!("{} is not valid UTF-8", absolute.display()))
 }
 
 /// Prints each warning on stderr.

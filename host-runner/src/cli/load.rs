@@ -32,20 +32,13 @@ pub struct LoadArgs {
 
 impl LoadArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
-        let log = self
-            .session
-            .as_deref()
-            .map(|path| SessionLog::open_or_create(path, None))
-            .transpose()?;
+        let log = self.session.as_deref().map(|path| SessionLog::open_or_create(path, None)).transpose()?;
         if let Some(log) = &log {
             warn_all(log.warnings());
         }
         let cwd = match &self.cwd {
             Some(cwd) => Some(absolute(cwd)?),
-            None => log
-                .as_ref()
-                .and_then(|log| log.header().cwd.clone())
-                .or(Some(absolute(Path::new("."))?)),
+            None => log.as_ref().and_then(|log| log.header().cwd.clone()).or(Some(absolute(Path::new("."))?)),
         };
         let plugin = global.load_plugin()?;
         let registry = global.registry();

@@ -80,10 +80,7 @@ fn skills_table(snapshot: &RegistrySnapshot) -> String {
             skill.rank.to_string(),
             skill.provider.clone(),
             policy.to_owned(),
-            skill
-                .path
-                .as_ref()
-                .map_or_else(|| "-".to_owned(), |path| path.display().to_string()),
+            skill.path.as_ref().map_or_else(|| "-".to_owned(), |path| path.display().to_string()),
         ]);
     }
     let mut widths = [0; 6];
@@ -94,19 +91,13 @@ fn skills_table(snapshot: &RegistrySnapshot) -> String {
     }
     let mut out = String::new();
     for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
+        let cells: Vec<String> = row.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
     for shadowed in &snapshot.shadowed {
-        let path = |path: &Option<PathBuf>| {
-            path.as_ref()
-                .map_or_else(|| "-".to_owned(), |path| path.display().to_string())
-        };
+        let path =
+            |path: &Option<PathBuf>| path.as_ref().map_or_else(|| "-".to_owned(), |path| path.display().to_string());
         out.push_str(&format!(
             "shadowed: {} ({}, {}) by {} ({})\n",
             shadowed.candidate.name,

@@ -57,11 +57,7 @@ impl StepArgs {
             },
             abort: None,
         };
-        let proposed = self
-            .messages
-            .iter()
-            .map(|text| message::user_message(message::user_source(), text))
-            .collect();
+        let proposed = self.messages.iter().map(|text| message::user_message(message::user_source(), text)).collect();
         let outcome = run_step(&plugin, &registry, &session, &input, Decision::Enter(proposed))?;
         let StepOutcome::Decided(Decision::Enter(messages)) = outcome else {
             anyhow::bail!("the pre-step did not enter the step: {outcome:?}");

@@ -2,37 +2,38 @@
 
 use std::path::Path;
 
-use crate::bindings::registry::{Host, SkillSnapshot};
+use crate::bindings::registry::{Host, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
 use crate::registry::{RegistryError, ResourceBase, SkillCandidate};
 use crate::runtime::CallState;
 
 impl Host for CallState {
-    fn snapshot(&mut self, cwd: Option<String>) -> wasmtime::Result<Result<SkillSnapshot, wit::RegistryError>> {
+    fn snapshot(
+        &mut self,
+        cwd: Option<String>,
+        known: Option<u64>,
+    ) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
         let host = &self.host;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = &host.registry else {
-            return Ok(Ok(SkillSnapshot {
-                complete: true,
-                revision: 0,
-                skills: Vec::new(),
-            }));
+            return Ok(Ok(SnapshotAnswer::Changed(SkillSnapshot { complete: true, revision: 0, skills: Vec::new() })));
         };
         let snapshot = registry.snapshot(cwd.as_deref().map(Path::new));
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
-        Ok(Ok(SkillSnapshot {
+        // Revisions are unique in the process, so the plugin's copy of this
+        // revision is exactly this list: nothing needs to cross again.
+        if snapshot.complete && known == Some(snapshot.revision) {
+            return Ok(Ok(SnapshotAnswer::Unchanged));
+        }
+        Ok(Ok(SnapshotAnswer::Changed(SkillSnapshot {
             complete: snapshot.complete,
             revision: snapshot.revision,
-            skills: snapshot
-                .skills
-                .iter()
-                .map(|winner| summary(&winner.candidate))
-                .collect(),
-        }))
+            skills: snapshot.skills.iter().map(|winner| summary(&winner.candidate)).collect(),
+        })))
     }
 
     fn list_skills(
@@ -47,11 +48,7 @@ impl Host for CallState {
             return Ok(Ok(Vec::new()));
         };
         Ok(match registry.list(cwd.as_deref().map(Path::new)) {
-            Ok(snapshot) => Ok(snapshot
-                .skills
-                .iter()
-                .map(|winner| summary(&winner.candidate))
-                .collect()),
+            Ok(snapshot) => Ok(snapshot.skills.iter().map(|winner| summary(&winner.candidate)).collect()),
             Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
         })
     }
@@ -78,6 +75,7 @@ impl Host for CallState {
                         ResourceBase::Url { url } => wit::ResourceBase::Url(url),
                         ResourceBase::Opaque { description } => wit::ResourceBase::Opaque(description),
                     }),
+                    path: skill.path.map(|path| path.display().to_string()),
                     name: skill.name,
                     description: skill.description,
                     provider: skill.provider,
@@ -103,5 +101,6 @@ fn summary(skill: &SkillCandidate) -> wit::SkillSummary {
         invocation: policy(skill),
         provider: skill.provider.clone(),
         source: skill.source.clone(),
+        path: skill.path.as_ref().map(|path| path.display().to_string()),
     }
 }

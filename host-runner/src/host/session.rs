@@ -1,71 +1,81 @@
-//! `dsh:skill/session`: pages of the session's user messages and the
-//! visibility of a seq, read in place (never the whole session).
+//! `dsh:skill/session`: references to the session's user messages, one page
+//! at a time through a per-kind index, and one message's content on demand.
+//! The session is never copied whole.
 
 use serde_json::Value;
 
-use crate::bindings::session::{Host, SourceFilter, UserMessage, UserMessagePage};
+use crate::bindings::session::{Host, MessageRef, MessageRefPage, SourceFilter};
 use crate::bindings::types as wit;
 use crate::runtime::CallState;
+use crate::session::UserMessageEvent;
 
-/// The most messages one page carries, whatever the plugin asks for.
+/// The most references one page carries, whatever the plugin asks for.
 const MAX_PAGE: u32 = 256;
 
 impl Host for CallState {
-    fn read_user_messages(
+    fn list_user_messages(
         &mut self,
         filters: Vec<SourceFilter>,
         before: Option<u64>,
         limit: u32,
-    ) -> wasmtime::Result<UserMessagePage> {
+    ) -> wasmtime::Result<MessageRefPage> {
         let Some(session) = &self.host.session else {
-            return Ok(UserMessagePage {
-                messages: Vec::new(),
-                next: None,
-            });
+            return Ok(MessageRefPage { refs: Vec::new(), next: None });
         };
         let session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let limit = limit.clamp(1, MAX_PAGE) as usize;
-        let mut messages = Vec::new();
-        let mut next = None;
-        let matching = session
-            .user_messages()
+        // Newest first across every filter's kind; a kind named twice is read once.
+        let mut kinds: Vec<&str> = filters.iter().map(|filter| filter.kind.as_str()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let mut streams: Vec<_> = kinds
             .iter()
-            .rev()
-            .filter(|event| before.is_none_or(|before| event.seq < before))
-            .filter(|event| filters.iter().any(|filter| matches(filter, &event.source)));
-        for event in matching {
-            if messages.len() == limit {
+            .map(|kind| {
+                session
+                    .user_messages_of_kind(kind)
+                    .rev()
+                    .skip_while(|event| before.is_some_and(|before| event.seq >= before))
+                    .peekable()
+            })
+            .collect();
+        let mut refs = Vec::new();
+        let mut next = None;
+        loop {
+            let newest = streams
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(index, stream)| stream.peek().map(|event| (event.seq, index)))
+                .max();
+            let Some((_, index)) = newest else { break };
+            let event = streams[index].next().expect("peeked");
+            if !filters.iter().any(|filter| matches(filter, event)) {
+                continue;
+            }
+            if refs.len() == limit {
                 // There is more: the next page starts below the last one returned.
-                next = messages.last().map(|message: &UserMessage| message.seq);
+                next = refs.last().map(|reference: &MessageRef| reference.seq);
                 break;
             }
-            messages.push(UserMessage {
-                seq: event.seq,
-                message: wit::Message {
-                    source: event.source.to_string(),
-                    content: content_to_wit(&event.content),
-                },
-            });
+            refs.push(MessageRef { seq: event.seq, visible: session.is_visible(event.seq) });
         }
-        Ok(UserMessagePage { messages, next })
+        Ok(MessageRefPage { refs, next })
     }
 
-    fn is_visible(&mut self, seq: u64) -> wasmtime::Result<bool> {
-        Ok(self.host.session.as_ref().is_some_and(|session| {
-            session
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .is_visible(seq)
-        }))
+    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<wit::Message>> {
+        let Some(session) = &self.host.session else {
+            return Ok(None);
+        };
+        let session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        Ok(session
+            .user_message(seq)
+            .map(|event| wit::Message { source: event.source.to_string(), content: content_to_wit(&event.content) }))
     }
 }
 
-fn matches(filter: &SourceFilter, source: &Value) -> bool {
+fn matches(filter: &SourceFilter, event: &UserMessageEvent) -> bool {
+    let source = &event.source;
     source.get("kind").and_then(Value::as_str) == Some(filter.kind.as_str())
-        && filter
-            .plugin
-            .as_deref()
-            .is_none_or(|plugin| source.get("plugin").and_then(Value::as_str) == Some(plugin))
+        && filter.plugin.as_deref().is_none_or(|plugin| source.get("plugin").and_then(Value::as_str) == Some(plugin))
 }
 
 /// Stored content blocks as WIT blocks: `{"type":"text","text":…}` is text,
@@ -73,14 +83,9 @@ fn matches(filter: &SourceFilter, source: &Value) -> bool {
 pub(crate) fn content_to_wit(blocks: &[Value]) -> Vec<wit::ContentBlock> {
     blocks
         .iter()
-        .map(|block| {
-            match (
-                block.get("type").and_then(Value::as_str),
-                block.get("text").and_then(Value::as_str),
-            ) {
-                (Some("text"), Some(text)) => wit::ContentBlock::Text(text.to_owned()),
-                _ => wit::ContentBlock::Other(block.to_string()),
-            }
+        .map(|block| match (block.get("type").and_then(Value::as_str), block.get("text").and_then(Value::as_str)) {
+            (Some("text"), Some(text)) => wit::ContentBlock::Text(text.to_owned()),
+            _ => wit::ContentBlock::Other(block.to_string()),
         })
         .collect()
 }

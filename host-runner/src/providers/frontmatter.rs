@@ -72,11 +72,7 @@ pub fn parse_skill_file(text: &str) -> Result<ParsedSkill, String> {
         return Err("frontmatter is empty; it must be a YAML mapping".to_string());
     };
     let Value::Map(entries) = root.value else {
-        return Err(format!(
-            "line {}: frontmatter must be a YAML mapping, found {}",
-            root.line,
-            root.value.kind()
-        ));
+        return Err(format!("line {}: frontmatter must be a YAML mapping, found {}", root.line, root.value.kind()));
     };
     let fields = Fields::new(entries);
 
@@ -93,10 +89,8 @@ pub fn parse_skill_file(text: &str) -> Result<ParsedSkill, String> {
         Value::Str(s) if !s.is_empty() => Some(s.clone()),
         _ => None,
     });
-    let metadata = fields
-        .get("metadata")
-        .filter(|node| matches!(node.value, Value::Map(_)))
-        .map(|node| node.value.to_json());
+    let metadata =
+        fields.get("metadata").filter(|node| matches!(node.value, Value::Map(_))).map(|node| node.value.to_json());
     Ok(ParsedSkill {
         name,
         description,
@@ -191,12 +185,7 @@ struct Fields {
 
 impl Fields {
     fn new(entries: Vec<(Node, Node)>) -> Self {
-        Self {
-            entries: entries
-                .into_iter()
-                .map(|(key, value)| (key.value.key_string(), key.line, value))
-                .collect(),
-        }
+        Self { entries: entries.into_iter().map(|(key, value)| (key.value.key_string(), key.line, value)).collect() }
     }
 
     /// The value under `key`. Keys that collide only after conversion to
@@ -210,15 +199,10 @@ impl Fields {
     fn required_string(&self, key: &str) -> Result<(String, usize), String> {
         match self.get(key) {
             None => Err(format!("frontmatter requires `{key}`")),
-            Some(Node {
-                value: Value::Str(s),
-                line,
-            }) if !s.is_empty() => Ok((s.clone(), *line)),
-            Some(node) => Err(format!(
-                "line {}: `{key}` must be a non-empty string, found {}",
-                node.line,
-                node.value.kind()
-            )),
+            Some(Node { value: Value::Str(s), line }) if !s.is_empty() => Ok((s.clone(), *line)),
+            Some(node) => {
+                Err(format!("line {}: `{key}` must be a non-empty string, found {}", node.line, node.value.kind()))
+            }
         }
     }
 }
@@ -229,17 +213,12 @@ impl Fields {
 fn invocation_policy(fields: &Fields) -> Result<InvocationPolicy, String> {
     for (legacy, canonical) in LEGACY_INVOCATION_KEYS {
         if let Some((_, line, _)) = fields.entries.iter().find(|(k, _, _)| k == legacy) {
-            return Err(format!(
-                "line {line}: frontmatter field `{legacy}` is unsupported; use `{canonical}`"
-            ));
+            return Err(format!("line {line}: frontmatter field `{legacy}` is unsupported; use `{canonical}`"));
         }
     }
     let disable_model = invocation_flag(fields, "disable-model-invocation")?;
     let user = invocation_flag(fields, "user-invocable")?;
-    Ok(InvocationPolicy {
-        model_invocable: disable_model != Some(true),
-        user_invocable: user != Some(false),
-    })
+    Ok(InvocationPolicy { model_invocable: disable_model != Some(true), user_invocable: user != Some(false) })
 }
 
 /// One invocation key: absent → `None`; a YAML boolean, the number 1 or 0,
@@ -349,10 +328,7 @@ impl Value {
             Value::Str(s) => serde_json::Value::String(s.clone()),
             Value::Seq(items) => items.iter().map(|n| n.value.to_json()).collect(),
             Value::Map(entries) => serde_json::Value::Object(
-                entries
-                    .iter()
-                    .map(|(k, v)| (k.value.key_string(), v.value.to_json()))
-                    .collect(),
+                entries.iter().map(|(k, v)| (k.value.key_string(), v.value.to_json())).collect(),
             ),
         }
     }
@@ -408,15 +384,8 @@ fn scan_error_reason(error: &ScanError, first_line: usize) -> String {
 
 /// An open collection while the tree is being built.
 enum Frame {
-    Seq {
-        items: Vec<Node>,
-        line: usize,
-    },
-    Map {
-        entries: Vec<(Node, Node)>,
-        key: Option<Node>,
-        line: usize,
-    },
+    Seq { items: Vec<Node>, line: usize },
+    Map { entries: Vec<(Node, Node)>, key: Option<Node>, line: usize },
 }
 
 /// Builds the tree from parser events, refusing what the frontmatter must
@@ -432,13 +401,7 @@ struct TreeBuilder {
 
 impl TreeBuilder {
     fn new(first_line: usize) -> Self {
-        Self {
-            first_line,
-            stack: Vec::new(),
-            root: None,
-            documents: 0,
-            error: None,
-        }
+        Self { first_line, stack: Vec::new(), root: None, documents: 0, error: None }
     }
 
     /// The file line of a parser mark (the parser counts from the
@@ -455,9 +418,7 @@ impl TreeBuilder {
 
     fn open(&mut self, frame: Frame, line: usize) {
         if self.stack.len() >= MAX_FRONTMATTER_DEPTH {
-            self.refuse(format!(
-                "line {line}: frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels"
-            ));
+            self.refuse(format!("line {line}: frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels"));
             return;
         }
         self.stack.push(frame);
@@ -465,14 +426,8 @@ impl TreeBuilder {
 
     fn close(&mut self) {
         let node = match self.stack.pop() {
-            Some(Frame::Seq { items, line }) => Node {
-                value: Value::Seq(items),
-                line,
-            },
-            Some(Frame::Map { entries, line, .. }) => Node {
-                value: Value::Map(entries),
-                line,
-            },
+            Some(Frame::Seq { items, line }) => Node { value: Value::Seq(items), line },
+            Some(Frame::Map { entries, line, .. }) => Node { value: Value::Map(entries), line },
             // The parser balances starts and ends; nothing to close.
             None => return,
         };
@@ -510,11 +465,7 @@ impl TreeBuilder {
             },
         };
         if let Some(k) = duplicate {
-            self.refuse(format!(
-                "line {}: duplicate frontmatter key {}",
-                k.line,
-                k.value.describe()
-            ));
+            self.refuse(format!("line {}: duplicate frontmatter key {}", k.line, k.value.describe()));
         }
     }
 }
@@ -545,21 +496,8 @@ impl MarkedEventReceiver for TreeBuilder {
                 let value = resolve_scalar(text, style, tag.as_ref());
                 self.add(Node { value, line });
             }
-            Event::SequenceStart(_anchor, _tag) => self.open(
-                Frame::Seq {
-                    items: Vec::new(),
-                    line,
-                },
-                line,
-            ),
-            Event::MappingStart(_anchor, _tag) => self.open(
-                Frame::Map {
-                    entries: Vec::new(),
-                    key: None,
-                    line,
-                },
-                line,
-            ),
+            Event::SequenceStart(_anchor, _tag) => self.open(Frame::Seq { items: Vec::new(), line }, line),
+            Event::MappingStart(_anchor, _tag) => self.open(Frame::Map { entries: Vec::new(), key: None, line }, line),
             Event::SequenceEnd | Event::MappingEnd => self.close(),
         }
     }
@@ -621,12 +559,8 @@ fn integer(digits: &str, radix: u32, negative: bool) -> Option<Value> {
     let magnitude = digits
         .chars()
         .filter_map(|c| c.to_digit(radix))
-        .try_fold(0i128, |acc, d| {
-            acc.checked_mul(i128::from(radix))?.checked_add(i128::from(d))
-        });
-    let exact = magnitude
-        .map(|m| if negative { -m } else { m })
-        .and_then(|m| i64::try_from(m).ok());
+        .try_fold(0i128, |acc, d| acc.checked_mul(i128::from(radix))?.checked_add(i128::from(d)));
+    let exact = magnitude.map(|m| if negative { -m } else { m }).and_then(|m| i64::try_from(m).ok());
     Some(match exact {
         Some(i) => Value::Int(i),
         None => {
@@ -695,10 +629,7 @@ mod tests {
                 name: "my-skill".into(),
                 description: "Does things.".into(),
                 when_to_use: None,
-                invocation: InvocationPolicy {
-                    model_invocable: true,
-                    user_invocable: true
-                },
+                invocation: InvocationPolicy { model_invocable: true, user_invocable: true },
                 metadata: None,
                 body: "Body.".into(),
             }
@@ -778,31 +709,19 @@ mod tests {
 
     #[test]
     fn empty_or_non_mapping_frontmatter_is_refused() {
-        assert_eq!(
-            parse_skill_file("---\n---\nBody").unwrap_err(),
-            "frontmatter is empty; it must be a YAML mapping"
-        );
+        assert_eq!(parse_skill_file("---\n---\nBody").unwrap_err(), "frontmatter is empty; it must be a YAML mapping");
         assert_eq!(
             parse_skill_file("---\n# only a comment\n---\nBody").unwrap_err(),
             "frontmatter is empty; it must be a YAML mapping"
         );
-        assert_eq!(
-            skill("- a\n- b\n").unwrap_err(),
-            "line 2: frontmatter must be a YAML mapping, found a sequence"
-        );
-        assert_eq!(
-            skill("just text\n").unwrap_err(),
-            "line 2: frontmatter must be a YAML mapping, found a string"
-        );
+        assert_eq!(skill("- a\n- b\n").unwrap_err(), "line 2: frontmatter must be a YAML mapping, found a sequence");
+        assert_eq!(skill("just text\n").unwrap_err(), "line 2: frontmatter must be a YAML mapping, found a string");
     }
 
     #[test]
     fn name_and_description_are_required_non_empty_strings() {
         assert_eq!(skill("description: d\n").unwrap_err(), "frontmatter requires `name`");
-        assert_eq!(
-            skill("name: my-skill\n").unwrap_err(),
-            "frontmatter requires `description`"
-        );
+        assert_eq!(skill("name: my-skill\n").unwrap_err(), "frontmatter requires `description`");
         assert_eq!(
             skill("name: my-skill\ndescription: \"\"\n").unwrap_err(),
             "line 3: `description` must be a non-empty string, found a string"
@@ -881,18 +800,8 @@ mod tests {
 
     #[test]
     fn user_invocable_yes_is_accepted_as_true() {
-        let parsed = skill(&format!(
-            "{}user-invocable: yes\ndisable-model-invocation: yes\n",
-            base()
-        ))
-        .unwrap();
-        assert_eq!(
-            parsed.invocation,
-            InvocationPolicy {
-                model_invocable: false,
-                user_invocable: true
-            }
-        );
+        let parsed = skill(&format!("{}user-invocable: yes\ndisable-model-invocation: yes\n", base())).unwrap();
+        assert_eq!(parsed.invocation, InvocationPolicy { model_invocable: false, user_invocable: true });
     }
 
     #[test]
@@ -917,10 +826,7 @@ mod tests {
         for (key, canonical) in LEGACY_INVOCATION_KEYS {
             for value in ["true", "false", ""] {
                 let err = skill(&format!("{}{key}: {value}\n", base())).expect_err(key);
-                assert_eq!(
-                    err,
-                    format!("line 4: frontmatter field `{key}` is unsupported; use `{canonical}`")
-                );
+                assert_eq!(err, format!("line 4: frontmatter field `{key}` is unsupported; use `{canonical}`"));
             }
         }
     }
@@ -986,12 +892,7 @@ mod tests {
 
     fn nested_flow(depth: usize) -> String {
         // The top-level mapping is level 1, so `depth - 1` brackets.
-        format!(
-            "{}metadata: {}{}\n",
-            base(),
-            "[".repeat(depth - 1),
-            "]".repeat(depth - 1)
-        )
+        format!("{}metadata: {}{}\n", base(), "[".repeat(depth - 1), "]".repeat(depth - 1))
     }
 
     #[test]
@@ -1027,20 +928,11 @@ mod tests {
     #[test]
     fn frontmatter_size_is_capped() {
         let fixed = "name: my-skill\ndescription: \n".len();
-        let fits = format!(
-            "name: my-skill\ndescription: {}\n",
-            "x".repeat(MAX_FRONTMATTER_BYTES - fixed)
-        );
+        let fits = format!("name: my-skill\ndescription: {}\n", "x".repeat(MAX_FRONTMATTER_BYTES - fixed));
         assert_eq!(fits.len(), MAX_FRONTMATTER_BYTES);
         assert!(skill(&fits).is_ok());
-        let over = format!(
-            "name: my-skill\ndescription: {}\n",
-            "x".repeat(MAX_FRONTMATTER_BYTES - fixed + 1)
-        );
-        assert_eq!(
-            skill(&over).unwrap_err(),
-            "frontmatter is 65537 bytes, larger than the 64 KiB limit"
-        );
+        let over = format!("name: my-skill\ndescription: {}\n", "x".repeat(MAX_FRONTMATTER_BYTES - fixed + 1));
+        assert_eq!(skill(&over).unwrap_err(), "frontmatter is 65537 bytes, larger than the 64 KiB limit");
     }
 
     #[test]
@@ -1049,10 +941,7 @@ mod tests {
         assert!(err.starts_with("invalid YAML frontmatter: line "), "{err}");
         // yaml-rust2 places this one at the end of the previous line.
         let err = skill("name: my-skill\ndescription: d\n\tbad: tab\n").unwrap_err();
-        assert_eq!(
-            err,
-            "invalid YAML frontmatter: line 3 column 14: while scanning a plain scalar, found a tab"
-        );
+        assert_eq!(err, "invalid YAML frontmatter: line 3 column 14: while scanning a plain scalar, found a tab");
     }
 
     #[test]
@@ -1111,11 +1000,7 @@ mod tests {
             ("99999999999999999999", Value::Float(1e20)),
         ];
         for (text, expected) in cases {
-            assert_eq!(
-                resolve_plain(text).unwrap_or(Value::Str((*text).into())),
-                *expected,
-                "{text:?}"
-            );
+            assert_eq!(resolve_plain(text).unwrap_or(Value::Str((*text).into())), *expected, "{text:?}");
         }
         assert!(matches!(resolve_plain(".NaN"), Some(Value::Float(f)) if f.is_nan()));
     }

@@ -114,9 +114,7 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     let cwd = absolutize(cwd, process_cwd.as_deref());
     // A worktree or submodule has a `.git` file; both mark a project. Any
     // failure to stat (a broken link, no permission) means "not here".
-    cwd.ancestors()
-        .find(|dir| fs::metadata(dir.join(".git")).is_ok())
-        .map_or_else(|| cwd.clone(), Path::to_path_buf)
+    cwd.ancestors().find(|dir| fs::metadata(dir.join(".git")).is_ok()).map_or_else(|| cwd.clone(), Path::to_path_buf)
 }
 
 // Ranks and source names of the roots, lowest rank winning (SPEC §4.2).
@@ -139,12 +137,7 @@ struct SkillRoot {
 
 impl SkillRoot {
     fn new((source, rank): (&'static str, i64), path: PathBuf) -> Self {
-        Self {
-            path,
-            source,
-            rank,
-            skip_system: false,
-        }
+        Self { path, source, rank, skip_system: false }
     }
 }
 
@@ -181,10 +174,7 @@ impl LocalProvider {
             roots.push(SkillRoot::new(CUSTOM, dir.clone()));
         }
         if let Some(home) = &self.roots.dsh_home {
-            roots.push(SkillRoot {
-                skip_system: true,
-                ..SkillRoot::new(USER_DSH, home.join("skills"))
-            });
+            roots.push(SkillRoot { skip_system: true, ..SkillRoot::new(USER_DSH, home.join("skills")) });
         }
         if let Some(home) = &self.roots.agents_home {
             roots.push(SkillRoot::new(USER_AGENTS, home.join("skills")));
@@ -202,10 +192,7 @@ impl SkillProvider for LocalProvider {
     }
 
     fn list(&self, cwd: Option<&Path>) -> Result<Listing, ProviderError> {
-        let mut listing = Listing {
-            complete: true,
-            ..Listing::default()
-        };
+        let mut listing = Listing { complete: true, ..Listing::default() };
         for root in self.roots_for(cwd) {
             list_root(&root, &mut listing);
         }
@@ -225,10 +212,7 @@ impl SkillProvider for LocalProvider {
             // exists as far as the model is concerned.
             Ok(SkillText::Absent | SkillText::Refused(_)) => return Ok(None),
             Err(error) => {
-                return Err(ProviderError(format!(
-                    "cannot read skill file {}: {error}",
-                    path.display()
-                )));
+                return Err(ProviderError(format!("cannot read skill file {}: {error}", path.display())));
             }
         };
         // A file that no longer parses is treated as gone, as DeepSeek
@@ -301,11 +285,7 @@ fn root_entries(root: &SkillRoot, listing: &mut Listing) -> Option<Vec<RootEntry
         }
         Err(error) if is_absent(&error) || is_symlink_loop(&error) => {
             if is_symlink(&root.path) {
-                skip(
-                    listing,
-                    &root.path,
-                    format!("skill root is a broken symbolic link: {error}"),
-                );
+                skip(listing, &root.path, format!("skill root is a broken symbolic link: {error}"));
             }
             return None;
         }
@@ -326,10 +306,7 @@ fn root_entries(root: &SkillRoot, listing: &mut Listing) -> Option<Vec<RootEntry
     let mut entries = Vec::new();
     for entry in reader {
         match entry {
-            Ok(entry) => entries.push(RootEntry {
-                name: entry.file_name(),
-                path: entry.path(),
-            }),
+            Ok(entry) => entries.push(RootEntry { name: entry.file_name(), path: entry.path() }),
             Err(error) => {
                 // Keep what was read; the rest of the folder is unknown.
                 incomplete(listing, &root.path, "cannot read skill root", &error);
@@ -448,9 +425,7 @@ fn read_skill_text(path: &Path) -> io::Result<SkillText> {
         Err(error) => return Err(error),
     };
     if bytes.contains(&0) {
-        return Ok(SkillText::Refused(
-            "binary file (contains NUL bytes), not a text skill file".to_string(),
-        ));
+        return Ok(SkillText::Refused("binary file (contains NUL bytes), not a text skill file".to_string()));
     }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(SkillText::Text(text)),
@@ -499,10 +474,7 @@ fn is_symlink(path: &Path) -> bool {
 }
 
 fn skip(listing: &mut Listing, path: &Path, reason: impl Into<String>) {
-    listing.skipped.push(SkippedFile {
-        path: path.to_path_buf(),
-        reason: reason.into(),
-    });
+    listing.skipped.push(SkippedFile { path: path.to_path_buf(), reason: reason.into() });
 }
 
 /// Records an I/O failure: the listing is incomplete, and the skipped entry
@@ -559,10 +531,7 @@ mod tests {
     fn lists_folder_and_flat_skills_with_their_resource_bases() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
-        write(
-            &root.join("folder-skill/SKILL.md"),
-            &skill_text("folder-skill", "A folder skill."),
-        );
+        write(&root.join("folder-skill/SKILL.md"), &skill_text("folder-skill", "A folder skill."));
         write(&root.join("flat-skill.md"), &skill_text("flat-skill", "A flat skill."));
 
         let listing = list(&custom(&[root]), None);
@@ -579,9 +548,7 @@ mod tests {
                     source: "custom".into(),
                     provider: "local".into(),
                     // A flat file's resources are resolved against its root.
-                    resource_base: Some(ResourceBase::Directory {
-                        path: root.to_str().unwrap().into()
-                    }),
+                    resource_base: Some(ResourceBase::Directory { path: root.to_str().unwrap().into() }),
                     rank: 300,
                     path: Some(root.join("flat-skill.md")),
                     metadata: None,
@@ -614,13 +581,7 @@ mod tests {
         let listing = list(&custom(&[tmp.path()]), None);
         let candidate = &listing.candidates[0];
         assert_eq!(candidate.when_to_use.as_deref(), Some("Later."));
-        assert_eq!(
-            candidate.invocation,
-            InvocationPolicy {
-                model_invocable: false,
-                user_invocable: true
-            }
-        );
+        assert_eq!(candidate.invocation, InvocationPolicy { model_invocable: false, user_invocable: true });
         assert_eq!(candidate.metadata, Some(serde_json::json!({"k": "v"})));
     }
 
@@ -631,10 +592,7 @@ mod tests {
         write(&root.join("group/nested/SKILL.md"), &skill_text("nested", "Too deep."));
         write(&root.join("group/other.md"), &skill_text("other", "Not SKILL.md."));
         write(&root.join("notes.txt"), &skill_text("notes", "Not markdown."));
-        write(
-            &root.join("UPPER.MD"),
-            &skill_text("upper", "Suffix is case-sensitive."),
-        );
+        write(&root.join("UPPER.MD"), &skill_text("upper", "Suffix is case-sensitive."));
         write(&root.join("empty-folder/README.md"), "no skill here");
         let listing = list(&custom(&[root]), None);
         assert_eq!(names(&listing), Vec::<&str>::new());
@@ -648,14 +606,7 @@ mod tests {
         let root = tmp.path();
         // Locale order would put `a-skill` before `B-dir`; byte order puts
         // uppercase first.
-        for (entry, name) in [
-            ("b-dir", "b"),
-            ("B-dir", "c"),
-            ("a-skill", "d"),
-            ("_x", "e"),
-            ("10", "f"),
-            ("9", "g"),
-        ] {
+        for (entry, name) in [("b-dir", "b"), ("B-dir", "c"), ("a-skill", "d"), ("_x", "e"), ("10", "f"), ("9", "g")] {
             write(&root.join(entry).join("SKILL.md"), &skill_text(name, "d"));
         }
         let listing = list(&custom(&[root]), None);
@@ -672,17 +623,11 @@ mod tests {
         let cwd = project.join("src/deep");
         fs::create_dir_all(&cwd).unwrap();
         write(&project.join(".dsh/skills/p-dsh/SKILL.md"), &skill_text("p-dsh", "d"));
-        write(
-            &project.join(".agents/skills/p-agents/SKILL.md"),
-            &skill_text("p-agents", "d"),
-        );
+        write(&project.join(".agents/skills/p-agents/SKILL.md"), &skill_text("p-agents", "d"));
         write(&base.join("custom1/c-one.md"), &skill_text("c-one", "d"));
         write(&base.join("custom2/c-two.md"), &skill_text("c-two", "d"));
         write(&base.join("dsh-home/skills/u-dsh/SKILL.md"), &skill_text("u-dsh", "d"));
-        write(
-            &base.join("agents-home/skills/u-agents/SKILL.md"),
-            &skill_text("u-agents", "d"),
-        );
+        write(&base.join("agents-home/skills/u-agents/SKILL.md"), &skill_text("u-agents", "d"));
         write(&base.join("bundled/b-skill/SKILL.md"), &skill_text("b-skill", "d"));
 
         let provider = LocalProvider::new(LocalRoots {
@@ -693,11 +638,8 @@ mod tests {
         });
         let listing = list(&provider, Some(&cwd));
         assert!(listing.complete);
-        let got: Vec<(&str, &str, i64)> = listing
-            .candidates
-            .iter()
-            .map(|c| (c.name.as_str(), c.source.as_str(), c.rank))
-            .collect();
+        let got: Vec<(&str, &str, i64)> =
+            listing.candidates.iter().map(|c| (c.name.as_str(), c.source.as_str(), c.rank)).collect();
         assert_eq!(
             got,
             [
@@ -710,10 +652,7 @@ mod tests {
                 ("b-skill", "bundled", 600),
             ]
         );
-        assert_eq!(
-            listing.candidates[0].path,
-            Some(project.join(".dsh/skills/p-dsh/SKILL.md"))
-        );
+        assert_eq!(listing.candidates[0].path, Some(project.join(".dsh/skills/p-dsh/SKILL.md")));
 
         // Without a cwd there are no project roots.
         let listing = list(&provider, None);
@@ -762,19 +701,10 @@ mod tests {
     fn system_folder_is_skipped_under_user_dsh_only() {
         let tmp = tempfile::tempdir().unwrap();
         let base = tmp.path();
-        write(
-            &base.join("dsh/skills/.system/sys-dsh/SKILL.md"),
-            &skill_text("sys-dsh", "d"),
-        );
-        write(
-            &base.join("dsh/skills/.system/SKILL.md"),
-            &skill_text("system-dsh", "d"),
-        );
+        write(&base.join("dsh/skills/.system/sys-dsh/SKILL.md"), &skill_text("sys-dsh", "d"));
+        write(&base.join("dsh/skills/.system/SKILL.md"), &skill_text("system-dsh", "d"));
         write(&base.join("dsh/skills/mine/SKILL.md"), &skill_text("mine", "d"));
-        write(
-            &base.join("agents/skills/.system/SKILL.md"),
-            &skill_text("system-agents", "d"),
-        );
+        write(&base.join("agents/skills/.system/SKILL.md"), &skill_text("system-agents", "d"));
         write(&base.join("custom/.system/SKILL.md"), &skill_text("system-custom", "d"));
         let provider = LocalProvider::new(LocalRoots {
             dsh_home: Some(base.join("dsh")),
@@ -796,13 +726,7 @@ mod tests {
             bundled: Some(tmp.path().join("no-bundle")),
         });
         let listing = list(&provider, Some(tmp.path()));
-        assert_eq!(
-            listing,
-            Listing {
-                complete: true,
-                ..Listing::default()
-            }
-        );
+        assert_eq!(listing, Listing { complete: true, ..Listing::default() });
     }
 
     #[test]
@@ -812,13 +736,7 @@ mod tests {
         write(&tmp.path().join(".git"), "");
         write(&tmp.path().join(".dsh"), "not a folder");
         let listing = list(&custom(&[]), Some(tmp.path()));
-        assert_eq!(
-            listing,
-            Listing {
-                complete: true,
-                ..Listing::default()
-            }
-        );
+        assert_eq!(listing, Listing { complete: true, ..Listing::default() });
     }
 
     #[test]
@@ -829,13 +747,7 @@ mod tests {
         let listing = list(&custom(&[&file]), None);
         assert!(listing.complete);
         assert_eq!(names(&listing), Vec::<&str>::new());
-        assert_eq!(
-            listing.skipped,
-            vec![SkippedFile {
-                path: file,
-                reason: "skill root is not a directory".into()
-            }]
-        );
+        assert_eq!(listing.skipped, vec![SkippedFile { path: file, reason: "skill root is not a directory".into() }]);
     }
 
     #[test]
@@ -845,22 +757,13 @@ mod tests {
         write(&root.join("good/SKILL.md"), &skill_text("good", "d"));
         write(&root.join("no-frontmatter/SKILL.md"), "# Just markdown\n");
         write(&root.join("bad-name/SKILL.md"), &skill_text("Bad_Name", "d"));
-        write(
-            &root.join("camel.md"),
-            "---\nname: camel\ndescription: d\nuserInvocable: false\n---\n",
-        );
-        write(
-            &root.join("maybe.md"),
-            "---\nname: maybe\ndescription: d\nuser-invocable: maybe\n---\n",
-        );
+        write(&root.join("camel.md"), "---\nname: camel\ndescription: d\nuserInvocable: false\n---\n");
+        write(&root.join("maybe.md"), "---\nname: maybe\ndescription: d\nuser-invocable: maybe\n---\n");
         let listing = list(&custom(&[root]), None);
         assert!(listing.complete);
         assert_eq!(names(&listing), ["good"]);
-        let skipped: Vec<(PathBuf, &str)> = listing
-            .skipped
-            .iter()
-            .map(|s| (s.path.clone(), s.reason.as_str()))
-            .collect();
+        let skipped: Vec<(PathBuf, &str)> =
+            listing.skipped.iter().map(|s| (s.path.clone(), s.reason.as_str())).collect();
         assert_eq!(
             skipped,
             [
@@ -876,10 +779,7 @@ mod tests {
                     root.join("maybe.md"),
                     "line 4: frontmatter field `user-invocable` must be a boolean (true/false, yes/no, on/off, 1/0), found \"maybe\""
                 ),
-                (
-                    root.join("no-frontmatter/SKILL.md"),
-                    "missing frontmatter (the first line must be exactly `---`)"
-                ),
+                (root.join("no-frontmatter/SKILL.md"), "missing frontmatter (the first line must be exactly `---`)"),
             ]
         );
     }
@@ -916,10 +816,7 @@ mod tests {
         assert!(listing.complete);
         assert_eq!(
             listing.skipped,
-            vec![SkippedFile {
-                path: tmp.path().join("odd/SKILL.md"),
-                reason: "not a regular file".into()
-            }]
+            vec![SkippedFile { path: tmp.path().join("odd/SKILL.md"), reason: "not a regular file".into() }]
         );
     }
 
@@ -946,9 +843,7 @@ mod tests {
         // Paths stay as seen through the links, not their targets.
         assert_eq!(
             listing.candidates[0].resource_base,
-            Some(ResourceBase::Directory {
-                path: linked_root.join("linked-dir").to_str().unwrap().into()
-            })
+            Some(ResourceBase::Directory { path: linked_root.join("linked-dir").to_str().unwrap().into() })
         );
     }
 
@@ -965,16 +860,10 @@ mod tests {
         symlink(root.join("loop.md"), root.join("loop.md")).unwrap();
 
         let listing = list(&custom(&[&root]), None);
-        assert!(
-            listing.complete,
-            "a broken link is the author's state, not an I/O failure"
-        );
+        assert!(listing.complete, "a broken link is the author's state, not an I/O failure");
         assert_eq!(names(&listing), ["good"]);
-        let skipped: Vec<(PathBuf, bool)> = listing
-            .skipped
-            .iter()
-            .map(|s| (s.path.clone(), s.reason.starts_with("broken symbolic link: ")))
-            .collect();
+        let skipped: Vec<(PathBuf, bool)> =
+            listing.skipped.iter().map(|s| (s.path.clone(), s.reason.starts_with("broken symbolic link: "))).collect();
         assert_eq!(
             skipped,
             [
@@ -996,11 +885,7 @@ mod tests {
         assert!(listing.complete);
         assert_eq!(listing.skipped.len(), 1);
         assert_eq!(listing.skipped[0].path, root);
-        assert!(
-            listing.skipped[0]
-                .reason
-                .starts_with("skill root is a broken symbolic link: ")
-        );
+        assert!(listing.skipped[0].reason.starts_with("skill root is a broken symbolic link: "));
     }
 
     #[test]
@@ -1017,11 +902,7 @@ mod tests {
         assert_eq!(names(&listing), ["kept"]);
         assert_eq!(listing.skipped.len(), 1);
         assert_eq!(listing.skipped[0].path, unreadable);
-        assert!(
-            listing.skipped[0].reason.starts_with("cannot read skill root: "),
-            "{:?}",
-            listing.skipped
-        );
+        assert!(listing.skipped[0].reason.starts_with("cannot read skill root: "), "{:?}", listing.skipped);
     }
 
     #[cfg(unix)]
@@ -1050,11 +931,7 @@ mod tests {
         assert!(!listing.complete);
         assert_eq!(names(&listing), ["kept"]);
         assert_eq!(listing.skipped[0].path, root.join("mem.md"));
-        assert!(
-            listing.skipped[0].reason.starts_with("cannot read skill file: "),
-            "{:?}",
-            listing.skipped
-        );
+        assert!(listing.skipped[0].reason.starts_with("cannot read skill file: "), "{:?}", listing.skipped);
     }
 
     fn listed_one(root: &Path) -> (LocalProvider, SkillCandidate) {
@@ -1067,19 +944,10 @@ mod tests {
     #[test]
     fn load_returns_the_body_and_the_listed_placement() {
         let tmp = tempfile::tempdir().unwrap();
-        write(
-            &tmp.path().join("s/SKILL.md"),
-            "---\nname: s\ndescription: d\n---\n\n  Do this.\n\n",
-        );
+        write(&tmp.path().join("s/SKILL.md"), "---\nname: s\ndescription: d\n---\n\n  Do this.\n\n");
         let (provider, candidate) = listed_one(tmp.path());
         let loaded = provider.load(None, &candidate).unwrap().expect("present");
-        assert_eq!(
-            loaded,
-            SkillDefinition {
-                summary: candidate,
-                content: "Do this.".into()
-            }
-        );
+        assert_eq!(loaded, SkillDefinition { summary: candidate, content: "Do this.".into() });
     }
 
     #[test]
@@ -1089,10 +957,7 @@ mod tests {
         write(&file, "---\nname: s\ndescription: d\n---\nFirst.\n");
         let (provider, candidate) = listed_one(tmp.path());
         assert_eq!(provider.load(None, &candidate).unwrap().unwrap().content, "First.");
-        write(
-            &file,
-            "---\nname: s\ndescription: changed\ndisable-model-invocation: true\n---\nSecond.\n",
-        );
+        write(&file, "---\nname: s\ndescription: changed\ndisable-model-invocation: true\n---\nSecond.\n");
         let loaded = provider.load(None, &candidate).unwrap().unwrap();
         assert_eq!(loaded.content, "Second.");
         assert_eq!(loaded.summary.description, "changed");
@@ -1143,9 +1008,7 @@ mod tests {
         candidate.path = None;
         assert_eq!(
             provider.load(None, &candidate),
-            Err(ProviderError(
-                "skill \"s\" has no file, so the local provider cannot load it".into()
-            ))
+            Err(ProviderError("skill \"s\" has no file, so the local provider cannot load it".into()))
         );
     }
 
@@ -1165,11 +1028,7 @@ mod tests {
     #[test]
     fn env_roots_honour_overrides() {
         let roots = LocalRoots::from_vars(
-            vars(&[
-                ("HOME", "/home/u"),
-                ("DSH_HOME", "~/alt-dsh"),
-                ("DSH_AGENTS_HOME", "rel/agents"),
-            ]),
+            vars(&[("HOME", "/home/u"), ("DSH_HOME", "~/alt-dsh"), ("DSH_AGENTS_HOME", "rel/agents")]),
             Some(Path::new("/cwd")),
         );
         assert_eq!(roots.dsh_home, Some(PathBuf::from("/home/u/alt-dsh")));
@@ -1225,29 +1084,14 @@ mod tests {
     fn anthropic_skills_corpus_lists_every_skill() {
         let listing = assert_corpus_lists_every_skill("anthropic-skills");
         assert_eq!(listing.candidates.len(), 12);
-        assert!(
-            listing
-                .candidates
-                .iter()
-                .all(|c| c.invocation == InvocationPolicy::default())
-        );
+        assert!(listing.candidates.iter().all(|c| c.invocation == InvocationPolicy::default()));
     }
 
     #[test]
     fn dsh_agents_skills_corpus_lists_every_skill() {
         let listing = assert_corpus_lists_every_skill("dsh-agents-skills");
         assert_eq!(listing.candidates.len(), 11);
-        let translate = listing
-            .candidates
-            .iter()
-            .find(|c| c.name == "dsh-translate-docs")
-            .unwrap();
-        assert_eq!(
-            translate.invocation,
-            InvocationPolicy {
-                model_invocable: false,
-                user_invocable: true
-            }
-        );
+        let translate = listing.candidates.iter().find(|c| c.name == "dsh-translate-docs").unwrap();
+        assert_eq!(translate.invocation, InvocationPolicy { model_invocable: false, user_invocable: true });
     }
 }

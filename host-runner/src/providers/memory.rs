@@ -47,12 +47,7 @@ impl MemoryProvider {
     /// incompletely; `fail` makes every listing fail with that text. Skills
     /// are checked here, so a malformed one is refused before any step runs.
     pub fn new(name: String, complete: bool, fail: Option<String>, skills: Vec<MemorySkill>) -> Result<Self, String> {
-        let provider = Self {
-            name,
-            complete,
-            fail,
-            skills,
-        };
+        let provider = Self { name, complete, fail, skills };
         for skill in &provider.skills {
             provider.candidate(&skill.fields)?;
         }
@@ -60,19 +55,13 @@ impl MemoryProvider {
     }
 
     fn candidate(&self, fields: &Map<String, Value>) -> Result<SkillCandidate, String> {
-        let subject = || {
-            format!(
-                "skill {} of provider \"{}\"",
-                Value::from(fields.get("name").cloned()),
-                self.name
-            )
-        };
+        let subject = || format!("skill {} of provider \"{}\"", Value::from(fields.get("name").cloned()), self.name);
         let string = |key: &str, default: Option<&str>| -> Result<String, String> {
             match fields.get(key) {
                 Some(Value::String(value)) => Ok(value.clone()),
-                None | Some(Value::Null) => default
-                    .map(str::to_owned)
-                    .ok_or_else(|| format!("{}: `{key}` is required", subject())),
+                None | Some(Value::Null) => {
+                    default.map(str::to_owned).ok_or_else(|| format!("{}: `{key}` is required", subject()))
+                }
                 Some(_) => Err(format!("{}: `{key}` must be a string", subject())),
             }
         };
@@ -83,9 +72,7 @@ impl MemoryProvider {
         };
         let rank = match fields.get("rank") {
             None | Some(Value::Null) => DEFAULT_RANK,
-            Some(value) => value
-                .as_i64()
-                .ok_or_else(|| format!("{}: `rank` must be an integer", subject()))?,
+            Some(value) => value.as_i64().ok_or_else(|| format!("{}: `rank` must be an integer", subject()))?,
         };
         let when_to_use = match fields.get("whenToUse") {
             None | Some(Value::Null) => None,
@@ -138,18 +125,12 @@ impl SkillProvider for MemoryProvider {
             .map(|skill| self.candidate(&skill.fields))
             .collect::<Result<_, _>>()
             .map_err(ProviderError)?;
-        Ok(Listing {
-            candidates,
-            complete: self.complete,
-            skipped: Vec::new(),
-        })
+        Ok(Listing { candidates, complete: self.complete, skipped: Vec::new() })
     }
 
     fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
-        let Some(skill) = self
-            .skills
-            .iter()
-            .find(|skill| skill.fields.get("name").and_then(Value::as_str) == Some(&candidate.name))
+        let Some(skill) =
+            self.skills.iter().find(|skill| skill.fields.get("name").and_then(Value::as_str) == Some(&candidate.name))
         else {
             return Ok(None);
         };
@@ -161,11 +142,7 @@ impl SkillProvider for MemoryProvider {
         }
         let mut summary = self.candidate(&fields).map_err(ProviderError)?;
         summary.resource_base = resource_base(fields.get("resourceBase")).map_err(ProviderError)?;
-        let content = fields
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let content = fields.get("content").and_then(Value::as_str).unwrap_or_default().to_owned();
         Ok(Some(SkillDefinition { summary, content }))
     }
 }

@@ -72,8 +72,6 @@ struct Contents {
 struct Cache {
     /// Bumped by every invalidation; a collect that saw it move is superseded.
     generation: u64,
-    /// Source of snapshot revisions.
-    next_revision: u64,
     entries: HashMap<Option<PathBuf>, Arc<RegistrySnapshot>>,
     /// Insertion order, oldest first, for eviction.
     order: VecDeque<Option<PathBuf>>,
@@ -101,16 +99,8 @@ impl SkillRegistry {
     /// An empty registry caching at most `capacity` snapshots.
     pub fn with_cache_capacity(capacity: usize) -> Self {
         Self {
-            contents: Mutex::new(Contents {
-                providers: Vec::new(),
-                runtime: Vec::new(),
-            }),
-            cache: Mutex::new(Cache {
-                generation: 0,
-                next_revision: 1,
-                entries: HashMap::new(),
-                order: VecDeque::new(),
-            }),
+            contents: Mutex::new(Contents { providers: Vec::new(), runtime: Vec::new() }),
+            cache: Mutex::new(Cache { generation: 0, entries: HashMap::new(), order: VecDeque::new() }),
             capacity: capacity.max(1),
         }
     }
@@ -171,9 +161,8 @@ impl SkillRegistry {
                 cache.generation
             };
             let mut fresh = self.collect(cwd);
+            fresh.revision = next_revision();
             let mut cache = lock(&self.cache);
-            fresh.revision = cache.next_revision;
-            cache.next_revision += 1;
             if cache.generation != generation {
                 if attempt < 2 {
                     attempt += 1;
@@ -219,19 +208,13 @@ impl SkillRegistry {
             return Ok(None);
         };
         let definition = match winner.provider {
-            None => lock(&self.contents)
-                .runtime
-                .iter()
-                .find(|skill| skill.name == name)
-                .map(RuntimeSkill::definition),
+            None => lock(&self.contents).runtime.iter().find(|skill| skill.name == name).map(RuntimeSkill::definition),
             Some(index) => {
                 let provider = lock(&self.contents).providers.get(index).cloned();
                 let Some(provider) = provider else {
                     return Ok(None);
                 };
-                provider
-                    .load(cwd, &winner.candidate)
-                    .map_err(|error| RegistryError::Failed(error.0))?
+                provider.load(cwd, &winner.candidate).map_err(|error| RegistryError::Failed(error.0))?
             }
         };
         let Some(definition) = definition else {
@@ -260,15 +243,7 @@ impl SkillRegistry {
         let mut runtime = runtime;
         runtime.sort_by(|a, b| a.name.cmp(&b.name));
         for (local, skill) in runtime.iter().enumerate() {
-            ranked.push((
-                RUNTIME_RANK,
-                -1,
-                local,
-                Winner {
-                    candidate: skill.candidate(),
-                    provider: None,
-                },
-            ));
+            ranked.push((RUNTIME_RANK, -1, local, Winner { candidate: skill.candidate(), provider: None }));
         }
         for (index, provider) in providers.iter().enumerate() {
             let listing = match provider.list(cwd) {
@@ -279,10 +254,7 @@ impl SkillRegistry {
                     continue;
                 }
             };
-            if let Some(invalid) = listing
-                .candidates
-                .iter()
-                .find_map(|c| validate_candidate(c, provider.name()).err())
+            if let Some(invalid) = listing.candidates.iter().find_map(|c| validate_candidate(c, provider.name()).err())
             {
                 // One invalid candidate discredits the whole listing.
                 complete = false;
@@ -295,15 +267,7 @@ impl SkillRegistry {
             skipped.extend(listing.skipped);
             for (local, candidate) in listing.candidates.into_iter().enumerate() {
                 let rank = candidate.rank;
-                ranked.push((
-                    rank,
-                    index as i64,
-                    local,
-                    Winner {
-                        candidate,
-                        provider: Some(index),
-                    },
-                ));
+                ranked.push((rank, index as i64, local, Winner { candidate, provider: Some(index) }));
             }
         }
         ranked.sort_by_key(|entry| (entry.0, entry.1, entry.2));
@@ -324,24 +288,13 @@ impl SkillRegistry {
             }
         }
         skills.sort_by(|a, b| a.candidate.name.cmp(&b.candidate.name));
-        RegistrySnapshot {
-            complete,
-            revision: 0,
-            skills,
-            shadowed,
-            skipped,
-            warnings,
-            invalid_candidate,
-        }
+        RegistrySnapshot { complete, revision: 0, skills, shadowed, skipped, warnings, invalid_candidate }
     }
 }
 
 fn validate_candidate(candidate: &SkillCandidate, provider: &str) -> Result<(), String> {
     if !is_skill_name(&candidate.name) {
-        return Err(format!(
-            "skill provider \"{provider}\" returned invalid skill name \"{}\"",
-            candidate.name
-        ));
+        return Err(format!("skill provider \"{provider}\" returned invalid skill name \"{}\"", candidate.name));
     }
     if candidate.description.is_empty() {
         return Err(format!(
@@ -367,6 +320,13 @@ fn validate_definition(definition: &SkillDefinition) -> Result<(), String> {
         return Err(format!("loaded skill \"{name}\" requires a description"));
     }
     Ok(())
+}
+
+/// A revision never handed out before in this process: a plugin instance
+/// shared by several registries can trust that equal revisions mean equal lists.
+fn next_revision() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Locks, recovering from a poisoned lock: the registry's state stays

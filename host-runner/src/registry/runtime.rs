@@ -69,9 +69,6 @@ impl RuntimeSkill {
     }
 
     pub(super) fn definition(&self) -> SkillDefinition {
-        SkillDefinition {
-            summary: self.candidate(),
-            content: self.content.clone(),
-        }
+        SkillDefinition { summary: self.candidate(), content: self.content.clone() }
     }
 }

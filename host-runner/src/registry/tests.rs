@@ -20,17 +20,10 @@ struct Fake {
 
 impl Fake {
     fn new(name: &str, skills: &[(&str, i64)]) -> Self {
-        let candidates = skills
-            .iter()
-            .map(|(skill, rank)| candidate(name, skill, *rank))
-            .collect();
+        let candidates = skills.iter().map(|(skill, rank)| candidate(name, skill, *rank)).collect();
         Self {
             name: name.to_owned(),
-            listing: Mutex::new(Ok(Listing {
-                candidates,
-                complete: true,
-                skipped: Vec::new(),
-            })),
+            listing: Mutex::new(Ok(Listing { candidates, complete: true, skipped: Vec::new() })),
             rename_to: None,
             load_error: None,
             lists: AtomicUsize::new(0),
@@ -87,10 +80,7 @@ impl SkillProvider for Fake {
         if let Some(name) = &self.rename_to {
             summary.name = name.clone();
         }
-        Ok(Some(SkillDefinition {
-            summary,
-            content: format!("{} body", candidate.name),
-        }))
+        Ok(Some(SkillDefinition { summary, content: format!("{} body", candidate.name) }))
     }
 }
 
@@ -103,11 +93,7 @@ fn registry_with(providers: Vec<Arc<Fake>>) -> Arc<SkillRegistry> {
 }
 
 fn winners(snapshot: &RegistrySnapshot) -> Vec<(String, String)> {
-    snapshot
-        .skills
-        .iter()
-        .map(|winner| (winner.candidate.name.clone(), winner.candidate.provider.clone()))
-        .collect()
+    snapshot.skills.iter().map(|winner| (winner.candidate.name.clone(), winner.candidate.provider.clone())).collect()
 }
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -116,42 +102,24 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn duplicates_go_to_the_lowest_rank_then_provider_order_then_the_providers_own_order() {
-    let first = Arc::new(Fake::new(
-        "first",
-        &[("b", 300), ("tie", 100), ("own", 100), ("own", 100)],
-    ));
+    let first = Arc::new(Fake::new("first", &[("b", 300), ("tie", 100), ("own", 100), ("own", 100)]));
     let second = Arc::new(Fake::new("second", &[("b", 200), ("tie", 100), ("a", 500)]));
     let registry = registry_with(vec![first, second]);
     let snapshot = registry.snapshot(None);
     assert!(snapshot.complete);
     // Sorted by name; `b` from the lower rank, `tie` from the first provider.
-    assert_eq!(
-        winners(&snapshot),
-        pairs(&[("a", "second"), ("b", "second"), ("own", "first"), ("tie", "first")])
-    );
-    let shadowed: Vec<_> = snapshot
-        .shadowed
-        .iter()
-        .map(|s| (s.candidate.name.as_str(), s.by_source.as_str()))
-        .collect();
+    assert_eq!(winners(&snapshot), pairs(&[("a", "second"), ("b", "second"), ("own", "first"), ("tie", "first")]));
+    let shadowed: Vec<_> =
+        snapshot.shadowed.iter().map(|s| (s.candidate.name.as_str(), s.by_source.as_str())).collect();
     assert_eq!(shadowed, [("own", "first"), ("tie", "first"), ("b", "second")]);
 }
 
 #[test]
 fn runtime_skills_rank_250_and_the_first_registration_wins() {
     let registry = registry_with(vec![Arc::new(Fake::new("disk", &[("low", 100), ("high", 300)]))]);
-    assert_eq!(
-        registry.register_runtime(RuntimeSkill::new("low", "Runtime.", "x")),
-        Ok(true)
-    );
-    assert_eq!(
-        registry.register_runtime(RuntimeSkill::new("high", "Runtime.", "first")),
-        Ok(true)
-    );
-    assert_eq!(
-        registry.register_runtime(RuntimeSkill::new("high", "Again.", "second")),
-        Ok(false)
-    );
+    assert_eq!(registry.register_runtime(RuntimeSkill::new("low", "Runtime.", "x")), Ok(true));
+    assert_eq!(registry.register_runtime(RuntimeSkill::new("high", "Runtime.", "first")), Ok(true));
+    assert_eq!(registry.register_runtime(RuntimeSkill::new("high", "Again.", "second")), Ok(false));
     assert_eq!(
         registry.register_runtime(RuntimeSkill::new("Bad_Name", "x", "x")),
         Err("invalid skill name \"Bad_Name\"".to_owned())
@@ -167,10 +135,8 @@ fn runtime_skills_rank_250_and_the_first_registration_wins() {
 
 #[test]
 fn a_failing_provider_is_omitted_and_makes_the_snapshot_incomplete() {
-    let registry = registry_with(vec![
-        Arc::new(Fake::failing("broken", "disk on fire")),
-        Arc::new(Fake::new("ok", &[("a", 1)])),
-    ]);
+    let registry =
+        registry_with(vec![Arc::new(Fake::failing("broken", "disk on fire")), Arc::new(Fake::new("ok", &[("a", 1)]))]);
     let snapshot = registry.snapshot(None);
     assert!(!snapshot.complete);
     assert_eq!(winners(&snapshot), pairs(&[("a", "ok")]));
@@ -195,30 +161,18 @@ fn an_explicitly_incomplete_listing_contributes_but_is_never_cached() {
 #[test]
 fn invalid_candidates_fail_the_tools_listing_and_leave_the_snapshot_incomplete() {
     for (bad, message) in [
+        (candidate("p", "Not_Kebab", 1), "skill provider \"p\" returned invalid skill name \"Not_Kebab\""),
         (
-            candidate("p", "Not_Kebab", 1),
-            "skill provider \"p\" returned invalid skill name \"Not_Kebab\"",
-        ),
-        (
-            SkillCandidate {
-                description: String::new(),
-                ..candidate("p", "empty", 1)
-            },
+            SkillCandidate { description: String::new(), ..candidate("p", "empty", 1) },
             "skill provider \"p\" returned skill \"empty\" without a description",
         ),
-        (
-            candidate("other", "stolen", 1),
-            "skill provider \"p\" returned skill \"stolen\" for provider \"other\"",
-        ),
+        (candidate("other", "stolen", 1), "skill provider \"p\" returned skill \"stolen\" for provider \"other\""),
     ] {
         let provider = Arc::new(Fake::new("p", &[("fine", 1)]));
         provider.listing.lock().unwrap().as_mut().unwrap().candidates.push(bad);
         let registry = registry_with(vec![provider]);
         assert!(!registry.snapshot(None).complete);
-        assert_eq!(
-            registry.list(None).unwrap_err(),
-            RegistryError::Failed(message.to_owned())
-        );
+        assert_eq!(registry.list(None).unwrap_err(), RegistryError::Failed(message.to_owned()));
     }
 }
 
@@ -283,41 +237,25 @@ fn bodies_are_loaded_from_the_winning_provider_every_time() {
         let definition = registry.get(None, "a").unwrap().unwrap();
         assert_eq!(definition.summary.provider, "winner");
     }
-    assert_eq!(
-        (winner.loads.load(Ordering::SeqCst), loser.loads.load(Ordering::SeqCst)),
-        (3, 0)
-    );
+    assert_eq!((winner.loads.load(Ordering::SeqCst), loser.loads.load(Ordering::SeqCst)), (3, 0));
     assert_eq!(registry.get(None, "missing").unwrap(), None);
     assert_eq!(registry.get(None, "../a").unwrap(), None);
 }
 
 #[test]
 fn a_renamed_definition_counts_as_unknown_and_invalidates() {
-    let provider = Arc::new(Fake {
-        rename_to: Some("b".to_owned()),
-        ..Fake::new("p", &[("a", 1)])
-    });
+    let provider = Arc::new(Fake { rename_to: Some("b".to_owned()), ..Fake::new("p", &[("a", 1)]) });
     let registry = registry_with(vec![provider.clone()]);
     registry.snapshot(None);
     assert_eq!(provider.lists.load(Ordering::SeqCst), 1);
     assert_eq!(registry.get(None, "a").unwrap(), None);
     registry.snapshot(None);
-    assert_eq!(
-        provider.lists.load(Ordering::SeqCst),
-        2,
-        "the rename invalidated the cache"
-    );
+    assert_eq!(provider.lists.load(Ordering::SeqCst), 2, "the rename invalidated the cache");
 }
 
 #[test]
 fn a_providers_load_failure_carries_its_text() {
-    let provider = Arc::new(Fake {
-        load_error: Some("permission denied".to_owned()),
-        ..Fake::new("p", &[("a", 1)])
-    });
+    let provider = Arc::new(Fake { load_error: Some("permission denied".to_owned()), ..Fake::new("p", &[("a", 1)]) });
     let registry = registry_with(vec![provider]);
-    assert_eq!(
-        registry.get(None, "a").unwrap_err(),
-        RegistryError::Failed("permission denied".to_owned())
-    );
+    assert_eq!(registry.get(None, "a").unwrap_err(), RegistryError::Failed("permission denied".to_owned()));
 }

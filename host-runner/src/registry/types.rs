@@ -16,10 +16,7 @@ pub struct InvocationPolicy {
 
 impl Default for InvocationPolicy {
     fn default() -> Self {
-        Self {
-            model_invocable: true,
-            user_invocable: true,
-        }
+        Self { model_invocable: true, user_invocable: true }
     }
 }
 

@@ -25,12 +25,8 @@ pub(super) fn new_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     static KEYS: OnceLock<RandomState> = OnceLock::new();
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.subsec_nanos());
-    let noise = KEYS
-        .get_or_init(RandomState::new)
-        .hash_one((std::process::id(), nanos, count));
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.subsec_nanos());
+    let noise = KEYS.get_or_init(RandomState::new).hash_one((std::process::id(), nanos, count));
     let millis = u64::try_from(now_ms()).unwrap_or(0) & 0xffff_ffff_ffff;
     // Layout: 48 bits time | version 7 | 12 bits noise | variant 0b10 |
     // 32 bits counter | 30 bits noise.

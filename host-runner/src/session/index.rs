@@ -3,6 +3,7 @@
 //! line is kept.
 
 use serde_json::Value;
+use std::collections::HashMap;
 
 use super::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
 use super::wire::{self, EventLine, LineEnvelope, UserMessageLine};
@@ -76,6 +77,9 @@ impl PlannedBatch {
 pub(super) struct SessionIndex {
     pub warnings: Vec<String>,
     pub user_messages: Vec<UserMessageEvent>,
+    /// Positions in `user_messages` per source `kind`, ascending, so a reader
+    /// that wants only catalogs never walks the whole conversation.
+    pub by_kind: HashMap<String, Vec<usize>>,
     pub surface: SurfaceFold,
     last_seq: Option<u64>,
     /// Lines that parsed as JSON objects; a file with none is not a log.
@@ -85,6 +89,13 @@ pub(super) struct SessionIndex {
 }
 
 impl SessionIndex {
+    /// Indexes a user message (its seq is above every seq before it).
+    fn push_user_message(&mut self, event: UserMessageEvent) {
+        let kind = event.source.get("kind").and_then(Value::as_str).unwrap_or_default();
+        self.by_kind.entry(kind.to_owned()).or_default().push(self.user_messages.len());
+        self.user_messages.push(event);
+    }
+
     /// The seq the next appended event gets.
     pub fn next_seq(&self) -> u64 {
         self.last_seq.map_or(0, |seq| seq + 1)
@@ -108,11 +119,7 @@ impl SessionIndex {
         if text.is_empty() {
             return Ok(None);
         }
-        let torn = if terminated {
-            ""
-        } else {
-            " (the file's last line has no newline: a torn write?)"
-        };
+        let torn = if terminated { "" } else { " (the file's last line has no newline: a torn write?)" };
         // serde's derived Deserialize would also accept a JSON array.
         if text.first() != Some(&b'{') {
             self.warn(line_no, format_args!("skipped: not a JSON object{torn}"));
@@ -143,10 +150,7 @@ impl SessionIndex {
             Some(value) => match value.as_u64() {
                 Some(seq) => seq,
                 None => {
-                    self.warn(
-                        line_no,
-                        format_args!("skipped {kind}: seq {value} is not a non-negative integer"),
-                    );
+                    self.warn(line_no, format_args!("skipped {kind}: seq {value} is not a non-negative integer"));
                     return Ok(None);
                 }
             },
@@ -161,10 +165,7 @@ impl SessionIndex {
             // Keeping seqs strictly increasing keeps user_messages sorted and
             // the surface fold well defined.
             let why = if seq == last { "a duplicate of" } else { "older than" };
-            self.warn(
-                line_no,
-                format_args!("ignored {kind}: seq {seq} is {why} seq {last} read before it"),
-            );
+            self.warn(line_no, format_args!("ignored {kind}: seq {seq} is {why} seq {last} read before it"));
             return Ok(None);
         }
         self.last_seq = Some(seq);
@@ -173,11 +174,9 @@ impl SessionIndex {
         }
         if kind == USER_MESSAGE {
             match serde_json::from_slice::<UserMessageLine>(text) {
-                Ok(UserMessageLine { data }) => self.user_messages.push(UserMessageEvent {
-                    seq,
-                    source: data.source,
-                    content: data.content,
-                }),
+                Ok(UserMessageLine { data }) => {
+                    self.push_user_message(UserMessageEvent { seq, source: data.source, content: data.content })
+                }
                 Err(error) => self.warn(
                     line_no,
                     format_args!("user message seq {seq} not indexed: its data has no content list ({error})"),
@@ -195,10 +194,7 @@ impl SessionIndex {
             // `skill-host load` results that way.)
             (_, None) => return,
             (false, Some(_)) => {
-                self.warn(
-                    line_no,
-                    format_args!("{kind} seq {seq} cannot carry a surfaceOp; ignored"),
-                );
+                self.warn(line_no, format_args!("{kind} seq {seq} cannot carry a surfaceOp; ignored"));
                 return;
             }
             (true, Some(marker)) => match wire::parse_surface_op(marker) {
@@ -239,29 +235,21 @@ impl SessionIndex {
         let mut events: Vec<PlannedEvent> = Vec::with_capacity(requests.len());
         let mut staged: Option<SurfaceFold> = None;
         for (seq, request) in (self.next_seq()..).zip(requests) {
-            let needs_surface = matches!(
-                request.op,
-                OpRequest::WholeSurface | OpRequest::Given(SurfaceOp::Replace { .. })
-            );
+            let needs_surface =
+                matches!(request.op, OpRequest::WholeSurface | OpRequest::Given(SurfaceOp::Replace { .. }));
             if needs_surface && staged.is_none() {
                 staged = Some(self.staged_surface(&events));
             }
             let op = match request.op {
                 OpRequest::None => None,
                 OpRequest::Given(op) => Some(op),
-                OpRequest::WholeSurface => Some(
-                    staged
-                        .as_ref()
-                        .and_then(SurfaceFold::whole_range)
-                        .unwrap_or(SurfaceOp::Append),
-                ),
+                OpRequest::WholeSurface => {
+                    Some(staged.as_ref().and_then(SurfaceFold::whole_range).unwrap_or(SurfaceOp::Append))
+                }
             };
             let mut shadowed = None;
             if let (Some(SurfaceOp::Replace { start, end }), Some(surface)) = (op, staged.as_mut()) {
-                let hidden = surface
-                    .shadowed_by(start, end)
-                    .ok_or_else(|| bad_range(surface, start, end))?
-                    .to_vec();
+                let hidden = surface.shadowed_by(start, end).ok_or_else(|| bad_range(surface, start, end))?.to_vec();
                 surface.apply(seq, SurfaceOp::Replace { start, end });
                 shadowed = Some(hidden);
             } else if let (Some(surface), Some(op)) = (staged.as_mut(), op) {
@@ -280,18 +268,9 @@ impl SessionIndex {
                 reason: format!("cannot serialize it: {error}"),
             })?;
             bytes.push(b'\n');
-            events.push(PlannedEvent {
-                seq,
-                kind: request.kind,
-                data: request.data,
-                op,
-            });
+            events.push(PlannedEvent { seq, kind: request.kind, data: request.data, op });
         }
-        Ok(PlannedBatch {
-            bytes,
-            events,
-            surface: staged,
-        })
+        Ok(PlannedBatch { bytes, events, surface: staged })
     }
 
     /// A copy of the surface with the batch's earlier events folded in, so a
@@ -320,11 +299,7 @@ impl SessionIndex {
             }
             if event.kind == USER_MESSAGE {
                 let (source, content) = user_message_parts(event.data);
-                self.user_messages.push(UserMessageEvent {
-                    seq: event.seq,
-                    source,
-                    content,
-                });
+                self.push_user_message(UserMessageEvent { seq: event.seq, source, content });
             }
             self.last_seq = Some(event.seq);
             seqs.push(event.seq);
@@ -342,10 +317,7 @@ pub(super) fn validate(request: &EventRequest) -> Result<(), String> {
     }
     let has_op = !matches!(request.op, OpRequest::None);
     if has_op && !is_message_type(kind) {
-        return Err(format!(
-            "only {} events carry a surfaceOp",
-            MESSAGE_EVENT_TYPES.join(", ")
-        ));
+        return Err(format!("only {} events carry a surfaceOp", MESSAGE_EVENT_TYPES.join(", ")));
     }
     if kind == USER_MESSAGE {
         let Some(data) = request.data.as_object() else {

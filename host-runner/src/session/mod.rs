@@ -64,11 +64,7 @@ impl SessionHeader {
     /// A fresh header: a new id (time, pid and a counter), created now, in
     /// `cwd` when given. For new files and in-memory sessions.
     pub fn new(cwd: Option<String>) -> Self {
-        SessionHeader {
-            id: ids::new_id(),
-            created_at: ids::now_ms(),
-            cwd,
-        }
+        SessionHeader { id: ids::new_id(), created_at: ids::now_ms(), cwd }
     }
 }
 
@@ -114,6 +110,14 @@ pub struct SessionLog {
     header: SessionHeader,
     index: SessionIndex,
     backing: Backing,
+    /// Unique among the logs of this process (see [`SessionLog::key`]).
+    key: u64,
+}
+
+/// A fresh [`SessionLog::key`].
+fn next_key() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl SessionLog {
@@ -139,10 +143,7 @@ impl SessionLog {
             .map_err(|e| SessionError::io(path, "opening or creating", e))?;
         // Exclusive, so two processes creating the same session write one header.
         lock(&file, path, true)?;
-        let length = file
-            .metadata()
-            .map_err(|e| SessionError::io(path, "reading the length", e))?
-            .len();
+        let length = file.metadata().map_err(|e| SessionError::io(path, "reading the length", e))?.len();
         if length == 0 {
             let header = SessionHeader::new(cwd.map(str::to_owned));
             let mut line = header_line(&header, path)?;
@@ -155,11 +156,7 @@ impl SessionLog {
     /// A session that lives only in memory (scenario replays); appends never
     /// touch a file.
     pub fn in_memory(header: SessionHeader) -> Self {
-        SessionLog {
-            header,
-            index: SessionIndex::default(),
-            backing: Backing::Memory,
-        }
+        SessionLog { header, index: SessionIndex::default(), backing: Backing::Memory, key: next_key() }
     }
 
     /// The session header (synthetic when the file has none; see
@@ -195,6 +192,25 @@ impl SessionLog {
         &self.index.user_messages
     }
 
+    /// User-message events whose source `kind` is `kind`, in seq order.
+    pub fn user_messages_of_kind(&self, kind: &str) -> impl DoubleEndedIterator<Item = &UserMessageEvent> + '_ {
+        let positions = self.index.by_kind.get(kind).map_or(&[][..], Vec::as_slice);
+        positions.iter().map(|&position| &self.index.user_messages[position])
+    }
+
+    /// The user-message event with this seq. O(log n).
+    pub fn user_message(&self, seq: u64) -> Option<&UserMessageEvent> {
+        let messages = &self.index.user_messages;
+        messages.binary_search_by_key(&seq, |event| event.seq).ok().map(|position| &messages[position])
+    }
+
+    /// Identifies this log among the logs of this process: two logs never
+    /// share a key, even for the same file, and a log's events never change
+    /// once indexed. The plugin may remember what it read under this key.
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
     /// Whether `seq` is on the model-visible surface. O(1).
     pub fn is_visible(&self, seq: u64) -> bool {
         self.index.surface.contains(seq)
@@ -208,7 +224,7 @@ impl SessionLog {
     /// Folds in lines other processes appended since this log last read the
     /// file (appends do this on their own).
     pub fn refresh(&mut self) -> Result<(), SessionError> {
-        let SessionLog { header, index, backing } = self;
+        let SessionLog { header, index, backing, .. } = self;
         let Backing::File(cursor) = backing else {
             return Ok(());
         };
@@ -231,11 +247,7 @@ impl SessionLog {
     pub fn append_user_messages(&mut self, messages: Vec<(Value, SurfaceOp)>) -> Result<Vec<u64>, SessionError> {
         let requests = messages
             .into_iter()
-            .map(|(data, op)| EventRequest {
-                kind: index::USER_MESSAGE.to_owned(),
-                data,
-                op: OpRequest::Given(op),
-            })
+            .map(|(data, op)| EventRequest { kind: index::USER_MESSAGE.to_owned(), data, op: OpRequest::Given(op) })
             .collect();
         self.append_requests(requests)
     }
@@ -247,11 +259,8 @@ impl SessionLog {
     /// log-only: it stays off the surface, and DeepSeek Harness itself would
     /// refuse to load it (it writes an op on every message).
     pub fn append_event(&mut self, event_type: &str, data: Value, op: Option<SurfaceOp>) -> Result<u64, SessionError> {
-        let request = EventRequest {
-            kind: event_type.to_owned(),
-            data,
-            op: op.map_or(OpRequest::None, OpRequest::Given),
-        };
+        let request =
+            EventRequest { kind: event_type.to_owned(), data, op: op.map_or(OpRequest::None, OpRequest::Given) };
         let seqs = self.append_requests(vec![request])?;
         Ok(seqs.first().copied().unwrap_or_default())
     }
@@ -268,11 +277,7 @@ impl SessionLog {
             "role": "user",
             "id": new_message_id(),
         });
-        let request = EventRequest {
-            kind: index::USER_MESSAGE.to_owned(),
-            data,
-            op: OpRequest::WholeSurface,
-        };
+        let request = EventRequest { kind: index::USER_MESSAGE.to_owned(), data, op: OpRequest::WholeSurface };
         let seqs = self.append_requests(vec![request])?;
         Ok(seqs.first().copied().unwrap_or_default())
     }
@@ -297,7 +302,7 @@ impl SessionLog {
         if requests.is_empty() {
             return Ok(Vec::new());
         }
-        let SessionLog { header, index, backing } = self;
+        let SessionLog { header, index, backing, .. } = self;
         let Backing::File(cursor) = backing else {
             let batch = plan(index, requests, Path::new(IN_MEMORY_PATH))?;
             return Ok(index.commit(batch));
@@ -333,19 +338,12 @@ impl SessionLog {
 
     /// Reads a file from the start and settles its header.
     fn load(path: &Path, file: &File) -> Result<Self, SessionError> {
-        let mut cursor = FileCursor {
-            path: path.to_path_buf(),
-            offset: 0,
-            lines: 0,
-            ends_with_newline: true,
-        };
+        let mut cursor = FileCursor { path: path.to_path_buf(), offset: 0, lines: 0, ends_with_newline: true };
         let mut index = SessionIndex::default();
         let mut header = SessionHeader::new(None);
         let header_read = read_new_lines(&mut cursor, &mut index, &mut header, file)?;
         if !header_read && cursor.offset == 0 {
-            index
-                .warnings
-                .push("the file is empty; a header is written with the first append".to_owned());
+            index.warnings.push("the file is empty; a header is written with the first append".to_owned());
         } else if !header_read && index.readable_lines == 0 {
             return Err(SessionError::BadHeader {
                 path: path.to_path_buf(),
@@ -353,25 +351,16 @@ impl SessionLog {
             });
         } else if !header_read {
             header = SessionHeader {
-                id: path
-                    .file_stem()
-                    .map_or_else(ids::new_id, |stem| stem.to_string_lossy().into_owned()),
+                id: path.file_stem().map_or_else(ids::new_id, |stem| stem.to_string_lossy().into_owned()),
                 created_at: index.first_event_time.unwrap_or(0),
                 cwd: None,
             };
             index.warnings.insert(
                 0,
-                format!(
-                    "line 1: no session header; using a synthetic one (id {:?}, from the file name)",
-                    header.id
-                ),
+                format!("line 1: no session header; using a synthetic one (id {:?}, from the file name)", header.id),
             );
         }
-        Ok(SessionLog {
-            header,
-            index,
-            backing: Backing::File(cursor),
-        })
+        Ok(SessionLog { header, index, backing: Backing::File(cursor), key: next_key() })
     }
 }
 
@@ -391,17 +380,12 @@ impl std::fmt::Debug for SessionLog {
 /// Assigns seqs and serializes a batch; the errors name `path`.
 fn plan(index: &SessionIndex, requests: Vec<EventRequest>, path: &Path) -> Result<PlannedBatch, SessionError> {
     index.plan(requests, ids::now_ms()).map_err(|error| match error {
-        PlanError::Invalid { event_type, reason } => SessionError::InvalidEvent {
-            path: path.to_path_buf(),
-            event_type,
-            reason,
-        },
-        PlanError::BadRange { start, end, reason } => SessionError::BadSurfaceRange {
-            path: path.to_path_buf(),
-            start,
-            end,
-            reason,
-        },
+        PlanError::Invalid { event_type, reason } => {
+            SessionError::InvalidEvent { path: path.to_path_buf(), event_type, reason }
+        }
+        PlanError::BadRange { start, end, reason } => {
+            SessionError::BadSurfaceRange { path: path.to_path_buf(), start, end, reason }
+        }
     })
 }
 
@@ -414,31 +398,20 @@ fn read_new_lines(
     file: &File,
 ) -> Result<bool, SessionError> {
     let path = cursor.path.as_path();
-    let length = file
-        .metadata()
-        .map_err(|e| SessionError::io(path, "reading the length", e))?
-        .len();
+    let length = file.metadata().map_err(|e| SessionError::io(path, "reading the length", e))?.len();
     if length < cursor.offset {
-        return Err(SessionError::Shrunk {
-            path: path.to_path_buf(),
-            read: cursor.offset,
-            found: length,
-        });
+        return Err(SessionError::Shrunk { path: path.to_path_buf(), read: cursor.offset, found: length });
     }
     if length == cursor.offset {
         return Ok(false);
     }
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    reader
-        .seek(SeekFrom::Start(cursor.offset))
-        .map_err(|e| SessionError::io(path, "seeking", e))?;
+    reader.seek(SeekFrom::Start(cursor.offset)).map_err(|e| SessionError::io(path, "seeking", e))?;
     let mut line = Vec::new();
     let mut header_read = false;
     loop {
         line.clear();
-        let read = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| SessionError::io(path, "reading", e))?;
+        let read = reader.read_until(b'\n', &mut line).map_err(|e| SessionError::io(path, "reading", e))?;
         if read == 0 {
             break;
         }
@@ -450,10 +423,7 @@ fn read_new_lines(
         cursor.ends_with_newline = line.last() == Some(&b'\n');
         let found = index
             .ingest_line(cursor.lines, &line, cursor.ends_with_newline)
-            .map_err(|reason| SessionError::BadHeader {
-                path: path.to_path_buf(),
-                reason,
-            })?;
+            .map_err(|reason| SessionError::BadHeader { path: path.to_path_buf(), reason })?;
         if let Some(found) = found {
             *header = found;
             header_read = true;
@@ -484,10 +454,8 @@ fn lock(file: &File, path: &Path, exclusive: bool) -> Result<(), SessionError> {
 /// `length`) and syncs them. On failure the bytes that did land are cut off
 /// again, so a failed append leaves the file as it was.
 fn write_durably(file: &mut File, path: &Path, length: u64, bytes: &[u8]) -> Result<(), SessionError> {
-    let written = file
-        .write_all(bytes)
-        .map_err(|e| ("writing", e))
-        .and_then(|()| file.sync_data().map_err(|e| ("syncing", e)));
+    let written =
+        file.write_all(bytes).map_err(|e| ("writing", e)).and_then(|()| file.sync_data().map_err(|e| ("syncing", e)));
     written.map_err(|(operation, error)| {
         // Best effort: the error that matters is the one being returned.
         let _ = file.set_len(length);

@@ -87,10 +87,7 @@ impl SurfaceFold {
     /// A whole-surface replacement (compaction), or `None` when the surface
     /// is empty.
     pub fn whole_range(&self) -> Option<SurfaceOp> {
-        Some(SurfaceOp::Replace {
-            start: *self.nodes.first()?,
-            end: *self.nodes.last()?,
-        })
+        Some(SurfaceOp::Replace { start: *self.nodes.first()?, end: *self.nodes.last()? })
     }
 
     /// Folds one event with seq `seq` into the surface. `seq` must be newer
@@ -103,9 +100,7 @@ impl SurfaceFold {
                 FoldOutcome::Appended
             }
             SurfaceOp::Replace { start, end } => match self.positional_range(start, end) {
-                Some(range) => FoldOutcome::Replaced {
-                    shadowed: self.splice(range, seq),
-                },
+                Some(range) => FoldOutcome::Replaced { shadowed: self.splice(range, seq) },
                 None => self.replace_by_seq_range(seq, start, end),
             },
         }
@@ -149,12 +144,7 @@ impl SurfaceFold {
         let shadowed: Vec<u64> = self.nodes.iter().copied().filter(in_range).collect();
         self.nodes.retain(|node| !in_range(node));
         self.nodes.insert(first, seq);
-        self.positions = self
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(position, node)| (*node, position))
-            .collect();
+        self.positions = self.nodes.iter().enumerate().map(|(position, node)| (*node, position)).collect();
         FoldOutcome::ReplacedBySeqRange { shadowed }
     }
 }
@@ -185,12 +175,8 @@ mod tests {
 
     #[test]
     fn seeded_session_folds_to_summary_then_rest() {
-        let surface = fold(&[
-            (0, SurfaceOp::Append),
-            (1, SurfaceOp::Append),
-            (2, SurfaceOp::Append),
-            (3, replace(0, 0)),
-        ]);
+        let surface =
+            fold(&[(0, SurfaceOp::Append), (1, SurfaceOp::Append), (2, SurfaceOp::Append), (3, replace(0, 0))]);
         assert_eq!(surface.nodes(), &[3, 1, 2]);
         assert!(!surface.contains(0));
         assert!(surface.contains(3));
@@ -199,22 +185,13 @@ mod tests {
 
     #[test]
     fn replace_is_positional_on_an_unsorted_surface() {
-        let mut surface = fold(&[
-            (0, SurfaceOp::Append),
-            (1, SurfaceOp::Append),
-            (2, SurfaceOp::Append),
-            (3, replace(0, 0)),
-        ]);
+        let mut surface =
+            fold(&[(0, SurfaceOp::Append), (1, SurfaceOp::Append), (2, SurfaceOp::Append), (3, replace(0, 0))]);
         // [3, 1, 2]: a whole-surface compaction is start 3, end 2.
         assert_eq!(surface.whole_range(), Some(replace(3, 2)));
         assert_eq!(surface.shadowed_by(3, 2), Some(&[3, 1, 2][..]));
         let outcome = surface.apply(4, replace(3, 2));
-        assert_eq!(
-            outcome,
-            FoldOutcome::Replaced {
-                shadowed: vec![3, 1, 2]
-            }
-        );
+        assert_eq!(outcome, FoldOutcome::Replaced { shadowed: vec![3, 1, 2] });
         assert_eq!(surface.nodes(), &[4]);
         assert_consistent(&surface);
     }
@@ -239,12 +216,8 @@ mod tests {
 
     #[test]
     fn endpoints_off_the_surface_fall_back_to_the_seq_range() {
-        let mut surface = fold(&[
-            (0, SurfaceOp::Append),
-            (1, SurfaceOp::Append),
-            (2, SurfaceOp::Append),
-            (3, replace(1, 1)),
-        ]);
+        let mut surface =
+            fold(&[(0, SurfaceOp::Append), (1, SurfaceOp::Append), (2, SurfaceOp::Append), (3, replace(1, 1))]);
         // Seq 1 is hidden, so DeepSeek Harness would refuse start 1.
         assert_eq!(surface.shadowed_by(1, 2), None);
         let outcome = surface.apply(4, replace(1, 2));

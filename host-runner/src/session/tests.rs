@@ -102,10 +102,7 @@ fn reads_the_seeded_harness_session() -> TestResult {
             json!({"type": "text", "text": "<system-reminder>\n(catalog text as written by an earlier run)\n</system-reminder>"})
         ]
     );
-    assert_eq!(
-        log.user_messages()[2].source,
-        json!({"kind": "plugin", "plugin": "compaction"})
-    );
+    assert_eq!(log.user_messages()[2].source, json!({"kind": "plugin", "plugin": "compaction"}));
     Ok(())
 }
 
@@ -124,13 +121,9 @@ fn append_keeps_earlier_bytes_and_round_trips() -> TestResult {
     assert_eq!(log.surface(), &[3, 1, 2, 4]);
 
     let written = fs::read_to_string(&path)?;
-    let appended = written
-        .strip_prefix(SEEDED_SESSION)
-        .ok_or("the earlier lines changed")?;
+    let appended = written.strip_prefix(SEEDED_SESSION).ok_or("the earlier lines changed")?;
     assert!(appended.ends_with('\n') && appended.matches('\n').count() == 1);
-    let time = serde_json::from_str::<Value>(appended)?["time"]
-        .as_i64()
-        .ok_or("no time")?;
+    let time = serde_json::from_str::<Value>(appended)?["time"].as_i64().ok_or("no time")?;
     assert!(time > 1_700_000_000_000);
     assert_eq!(
         appended,
@@ -156,10 +149,7 @@ fn append_after_a_torn_last_line_starts_a_new_line() -> TestResult {
     assert_eq!(log.warnings().len(), 1);
     assert!(log.warnings()[0].starts_with("line 3: skipped: unreadable JSON"));
     assert!(log.warnings()[0].contains("torn write"));
-    assert_eq!(
-        log.append_user_messages(vec![(user_data("second"), SurfaceOp::Append)])?,
-        [1]
-    );
+    assert_eq!(log.append_user_messages(vec![(user_data("second"), SurfaceOp::Append)])?, [1]);
 
     let written = fs::read_to_string(&path)?;
     let lines: Vec<&str> = written.lines().collect();
@@ -182,10 +172,7 @@ fn a_complete_last_line_without_newline_is_read_and_kept_apart() -> TestResult {
     let path = session_file(&dir, &format!("{HEADER}\n{}", user_line(0, "first")))?;
     let mut log = SessionLog::open(&path)?;
     assert_eq!(log.warnings(), &[] as &[String]);
-    assert_eq!(
-        log.append_user_messages(vec![(user_data("second"), SurfaceOp::Append)])?,
-        [1]
-    );
+    assert_eq!(log.append_user_messages(vec![(user_data("second"), SurfaceOp::Append)])?, [1]);
     let reopened = SessionLog::open(&path)?;
     assert_eq!(reopened.warnings(), &[] as &[String]);
     assert_eq!(reopened.surface(), &[0, 1]);
@@ -195,11 +182,8 @@ fn a_complete_last_line_without_newline_is_read_and_kept_apart() -> TestResult {
 #[test]
 fn non_json_lines_are_warned_and_skipped() -> TestResult {
     let dir = TempDir::new()?;
-    let content = format!(
-        "{HEADER}\n{}\nnot json at all\n[1, 2]\n{{\"seq\":9\n{}\n",
-        user_line(0, "a"),
-        user_line(1, "b")
-    );
+    let content =
+        format!("{HEADER}\n{}\nnot json at all\n[1, 2]\n{{\"seq\":9\n{}\n", user_line(0, "a"), user_line(1, "b"));
     let path = session_file(&dir, &content)?;
     let log = SessionLog::open(&path)?;
     assert_eq!(log.warnings().len(), 3, "{:?}", log.warnings());
@@ -223,10 +207,7 @@ fn unknown_event_types_are_kept_and_ignored() -> TestResult {
     assert_eq!(log.surface(), &[0]);
     assert!(!log.is_visible(1));
     assert_eq!(log.next_seq(), 2, "an unknown event still takes its seq");
-    assert_eq!(
-        log.append_user_messages(vec![(user_data("b"), SurfaceOp::Append)])?,
-        [2]
-    );
+    assert_eq!(log.append_user_messages(vec![(user_data("b"), SurfaceOp::Append)])?, [2]);
     assert!(fs::read_to_string(&path)?.starts_with(&content));
     Ok(())
 }
@@ -319,10 +300,7 @@ fn an_empty_file_gets_its_header_with_the_first_append() -> TestResult {
     let path = session_file(&dir, "")?;
     let mut log = SessionLog::open(&path)?;
     assert_eq!(log.warnings().len(), 1);
-    assert_eq!(
-        log.append_user_messages(vec![(user_data("a"), SurfaceOp::Append)])?,
-        [0]
-    );
+    assert_eq!(log.append_user_messages(vec![(user_data("a"), SurfaceOp::Append)])?, [0]);
     let reopened = SessionLog::open(&path)?;
     assert_eq!(reopened.warnings(), &[] as &[String]);
     assert_eq!(reopened.header(), log.header());
@@ -367,10 +345,7 @@ fn a_replacement_off_the_surface_is_refused_and_nothing_changes() -> TestResult 
         .ok_or("replaced a hidden node")?;
     assert_eq!(
         error.to_string(),
-        format!(
-            "session log {}: cannot replace surface range 0..=2: seq 0 is not on the surface",
-            path.display()
-        )
+        format!("session log {}: cannot replace surface range 0..=2: seq 0 is not on the surface", path.display())
     );
     assert_eq!(fs::read_to_string(&path)?, SEEDED_SESSION);
     assert_eq!(log.surface(), &[3, 1, 2]);
@@ -488,10 +463,7 @@ fn two_handles_appending_alternately_never_collide() -> TestResult {
     assert_eq!(reopened.warnings(), &[] as &[String]);
     assert_eq!(reopened.surface(), &[3, 1, 2, 4, 5, 6, 7, 8, 9]);
     let appended: Vec<String> = texts(&reopened).into_iter().skip(3).map(|(_, t)| t).collect();
-    assert_eq!(
-        appended,
-        ["first 0", "second 0", "first 1", "second 1", "first 2", "second 2"]
-    );
+    assert_eq!(appended, ["first 0", "second 0", "first 1", "second 1", "first 2", "second 2"]);
     Ok(())
 }
 
@@ -591,18 +563,12 @@ fn refresh_picks_up_other_writers() -> TestResult {
 
 #[test]
 fn in_memory_sessions_never_touch_a_file() -> TestResult {
-    let header = SessionHeader {
-        id: "replay".to_owned(),
-        created_at: 1,
-        cwd: Some("/workspace".to_owned()),
-    };
+    let header = SessionHeader { id: "replay".to_owned(), created_at: 1, cwd: Some("/workspace".to_owned()) };
     let mut log = SessionLog::in_memory(header.clone());
     assert_eq!(log.path(), None);
     assert_eq!(log.next_seq(), 0);
-    let seqs = log.append_user_messages(vec![
-        (user_data("a"), SurfaceOp::Append),
-        (user_data("b"), SurfaceOp::Append),
-    ])?;
+    let seqs =
+        log.append_user_messages(vec![(user_data("a"), SurfaceOp::Append), (user_data("b"), SurfaceOp::Append)])?;
     assert_eq!(seqs, [0, 1]);
     log.append_event("tool/result", json!({"message": {}}), Some(SurfaceOp::Append))?;
     assert_eq!(log.compact("summary")?, 3);
@@ -612,10 +578,7 @@ fn in_memory_sessions_never_touch_a_file() -> TestResult {
     log.refresh()?;
     let refused = log.append_user_messages(vec![(user_data("x"), SurfaceOp::Replace { start: 0, end: 0 })]);
     let error = refused.err().ok_or("replaced a hidden node")?;
-    assert!(
-        error.to_string().starts_with("session log <in-memory session>:"),
-        "{error}"
-    );
+    assert!(error.to_string().starts_with("session log <in-memory session>:"), "{error}");
     Ok(())
 }
 
@@ -626,10 +589,7 @@ fn a_header_after_the_first_line_is_warned_and_ignored() -> TestResult {
     let content = format!("{HEADER}\n{other}\n{}\n", user_line(0, "a"));
     let log = SessionLog::open(&session_file(&dir, &content)?)?;
     assert_eq!(log.header().id, "s-1");
-    assert_eq!(
-        log.warnings(),
-        ["line 2: skipped: a session header after the first line"]
-    );
+    assert_eq!(log.warnings(), ["line 2: skipped: a session header after the first line"]);
     assert_eq!(texts(&log), [(0, "a".to_owned())]);
     Ok(())
 }

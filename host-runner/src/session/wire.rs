@@ -114,10 +114,7 @@ pub(super) fn parse_surface_op(value: &Value) -> Option<SurfaceOp> {
     if object.get("op")?.as_str()? != "replace" {
         return None;
     }
-    Some(SurfaceOp::Replace {
-        start: object.get("start")?.as_u64()?,
-        end: object.get("end")?.as_u64()?,
-    })
+    Some(SurfaceOp::Replace { start: object.get("start")?.as_u64()?, end: object.get("end")?.as_u64()? })
 }
 
 /// Validates the header fields of a `{"type":"session",…}` line the way
@@ -160,19 +157,10 @@ mod tests {
 
     #[test]
     fn surface_ops_round_trip_in_harness_key_order() {
-        assert_eq!(
-            serde_json::to_string(&SurfaceOp::Append).ok().as_deref(),
-            Some(r#""append""#)
-        );
+        assert_eq!(serde_json::to_string(&SurfaceOp::Append).ok().as_deref(), Some(r#""append""#));
         let replace = SurfaceOp::Replace { start: 3, end: 2 };
-        assert_eq!(
-            serde_json::to_string(&replace).ok().as_deref(),
-            Some(r#"{"op":"replace","start":3,"end":2}"#)
-        );
-        assert_eq!(
-            parse_surface_op(&json!({"op":"replace","start":3,"end":2})),
-            Some(replace)
-        );
+        assert_eq!(serde_json::to_string(&replace).ok().as_deref(), Some(r#"{"op":"replace","start":3,"end":2}"#));
+        assert_eq!(parse_surface_op(&json!({"op":"replace","start":3,"end":2})), Some(replace));
         assert_eq!(parse_surface_op(&json!("append")), Some(SurfaceOp::Append));
         assert_eq!(parse_surface_op(&json!({"op":"replace","start":-1,"end":2})), None);
         assert_eq!(parse_surface_op(&json!("prepend")), None);
@@ -199,11 +187,7 @@ mod tests {
 
     #[test]
     fn header_line_omits_an_absent_cwd() {
-        let header = SessionHeader {
-            id: "s".to_owned(),
-            created_at: 5,
-            cwd: None,
-        };
+        let header = SessionHeader { id: "s".to_owned(), created_at: 5, cwd: None };
         assert_eq!(
             serde_json::to_string(&HeaderLine::new(&header)).ok().as_deref(),
             Some(r#"{"type":"session","version":0,"id":"s","createdAt":5}"#)
@@ -218,14 +202,7 @@ mod tests {
     #[test]
     fn header_fields_are_validated() {
         let ok = header_of(r#"{"type":"session","version":0,"id":"a","createdAt":1,"cwd":"/w"}"#);
-        assert_eq!(
-            ok,
-            Ok(SessionHeader {
-                id: "a".to_owned(),
-                created_at: 1,
-                cwd: Some("/w".to_owned())
-            })
-        );
+        assert_eq!(ok, Ok(SessionHeader { id: "a".to_owned(), created_at: 1, cwd: Some("/w".to_owned()) }));
         assert_eq!(
             header_of(r#"{"type":"session","version":1,"id":"a","createdAt":1}"#),
             Err("version must be 0, got 1; the log was written by another harness version".to_owned())
@@ -234,10 +211,7 @@ mod tests {
             header_of(r#"{"type":"session","version":0,"id":7,"createdAt":1}"#),
             Err("id must be a non-empty string, got 7".to_owned())
         );
-        assert_eq!(
-            header_of(r#"{"type":"session","version":0,"id":"a"}"#),
-            Err("createdAt is missing".to_owned())
-        );
+        assert_eq!(header_of(r#"{"type":"session","version":0,"id":"a"}"#), Err("createdAt is missing".to_owned()));
         assert_eq!(
             header_of(r#"{"type":"session","version":0,"id":"a","createdAt":1,"cwd":3}"#),
             Err("cwd must be a string, got 3".to_owned())
