@@ -30,6 +30,8 @@ enum Command {
     Compact(cli::compact::CompactArgs),
     Skills(cli::skills::SkillsArgs),
     Replay(cli::replay::ReplayArgs),
+    SystemPrompt(cli::system_prompt::SystemPromptArgs),
+    Expand(cli::expand::ExpandArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,8 @@ fn main() -> ExitCode {
         Command::Compact(args) => args.run(),
         Command::Skills(args) => args.run(&global),
         Command::Replay(args) => args.run(&global),
+        Command::SystemPrompt(args) => args.run(&global),
+        Command::Expand(args) => args.run(&global),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -4,5 +4,6 @@
 
 mod cli;
 mod common;
+mod disclosure;
 mod library;
 mod scenarios;

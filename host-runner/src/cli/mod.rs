@@ -2,7 +2,9 @@
 
 pub mod common;
 pub mod compact;
+pub mod expand;
 pub mod load;
 pub mod replay;
 pub mod skills;
 pub mod step;
+pub mod system_prompt;
