@@ -16,8 +16,10 @@
 //! ```
 
 mod bindings;
+pub mod component_cache;
 pub mod error;
 mod host;
+pub mod lint;
 pub mod message;
 pub mod plugin;
 pub mod providers;

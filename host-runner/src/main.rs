@@ -29,7 +29,9 @@ enum Command {
     Load(cli::load::LoadArgs),
     Compact(cli::compact::CompactArgs),
     Skills(cli::skills::SkillsArgs),
+    Lint(cli::lint::LintArgs),
     Replay(cli::replay::ReplayArgs),
+    Component(cli::component::ComponentArgs),
     SystemPrompt(cli::system_prompt::SystemPromptArgs),
     Expand(cli::expand::ExpandArgs),
 }
@@ -41,7 +43,9 @@ fn main() -> ExitCode {
         Command::Load(args) => args.run(&global),
         Command::Compact(args) => args.run(),
         Command::Skills(args) => args.run(&global),
+        Command::Lint(args) => args.run(&global),
         Command::Replay(args) => args.run(&global),
+        Command::Component(args) => args.run(&global),
         Command::SystemPrompt(args) => args.run(&global),
         Command::Expand(args) => args.run(&global),
     };

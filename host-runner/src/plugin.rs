@@ -91,7 +91,8 @@ pub struct StepInput {
     pub cwd: Option<String>,
     /// How `skill` resolves for the agent.
     pub tool_view: ToolView,
-    /// Raised when the step is aborted, before or during the call.
+    /// Raised when the step is aborted, before or during the call; a skill
+    /// provider still answering is then abandoned and the step is aborted.
     pub abort: Option<Arc<AtomicBool>>,
 }
 
@@ -104,6 +105,17 @@ impl Plugin {
     /// Compiles `component` and checks that it accepts `config` (JSON).
     pub fn new(component: &[u8], config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
         Ok(Self { runtime: PluginRuntime::new(component, config, limits)? })
+    }
+
+    /// Like [`new`](Self::new), keeping the compiled component in `cache_dir`
+    /// between processes (see [`crate::component_cache`]).
+    pub fn new_cached(
+        component: &[u8],
+        config: &str,
+        limits: SandboxLimits,
+        cache_dir: &std::path::Path,
+    ) -> Result<Self, HostError> {
+        Ok(Self { runtime: PluginRuntime::with_cache(component, config, limits, Some(cache_dir))? })
     }
 
     /// The plugin built into this host.
@@ -133,8 +145,14 @@ impl Plugin {
         input: &StepInput,
         decision: Decision,
     ) -> Result<StepOutcome, HostError> {
+        let (session_key, history_version) = {
+            let log = crate::step::lock(session);
+            (log.key(), log.history_version())
+        };
         let context = api::StepContext {
-            session: crate::step::lock(session).key(),
+            session: session_key,
+            history_version,
+            registry_revision: registry.cached_revision(input.cwd.as_deref().map(std::path::Path::new)),
             cwd: input.cwd.clone(),
             tool_view: match input.tool_view {
                 ToolView::Visible => api::ToolView::Visible,
@@ -153,6 +171,8 @@ impl Plugin {
             registry: Some(Arc::clone(registry)),
             session: Some(Arc::clone(session)),
             abort: input.abort.clone(),
+            // The runtime sets it from the call's own deadline.
+            ..CallHost::default()
         };
         let returned = self.runtime.call("pre-step", host, |store, plugin| {
             plugin.dsh_skill_plugin().call_pre_step(store, &context, &proposed)

@@ -10,7 +10,7 @@
 
 use std::sync::Mutex;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
@@ -30,11 +30,17 @@ const EPOCH_TICK: Duration = Duration::from_millis(2);
 const STDERR_CAPACITY: usize = 64 * 1024;
 /// How many idle instances are kept for reuse (one per concurrent caller).
 const MAX_IDLE: usize = 4;
+/// The most of a call's deadline that is kept back from the registry's
+/// providers (a quarter of the timeout when that is less), so that the plugin
+/// can still use an incomplete snapshot before the epoch deadline traps it.
+const MAX_PLUGIN_RESERVE: Duration = Duration::from_millis(100);
 
 /// Limits applied to every plugin call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxLimits {
-    /// Wall-clock deadline of one call (SPEC §8 default: 1 s).
+    /// Wall-clock deadline of one call (SPEC §8 default: 1 s). Time spent in
+    /// skill providers counts: they must answer before it, less a reserve for
+    /// the plugin to finish, or they are abandoned.
     pub timeout: Duration,
     /// Cap on the plugin's linear memory (SPEC §8 default: 64 MiB).
     pub memory_bytes: usize,
@@ -83,10 +89,25 @@ impl PluginRuntime {
     /// checks that the plugin accepts `config` (JSON); a refusal is
     /// [`HostError::Config`] with the plugin's own text.
     pub fn new(component: &[u8], config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
+        Self::with_cache(component, config, limits, None)
+    }
+
+    /// Like [`new`](Self::new), loading and storing the compiled component in
+    /// `cache` (see [`crate::component_cache`]) when given.
+    pub fn with_cache(
+        component: &[u8],
+        config: &str,
+        limits: SandboxLimits,
+        cache: Option<&std::path::Path>,
+    ) -> Result<Self, HostError> {
         let mut engine_config = Config::new();
         engine_config.epoch_interruption(true);
         let engine = Engine::new(&engine_config).map_err(|error| HostError::Load(format!("{error:#}")))?;
-        let component = Component::new(&engine, component).map_err(|error| HostError::Load(format!("{error:#}")))?;
+        let component = match cache {
+            Some(dir) => crate::component_cache::load(&engine, component, dir),
+            None => Component::new(&engine, component),
+        }
+        .map_err(|error| HostError::Load(format!("{error:#}")))?;
         let mut linker = Linker::<CallState>::new(&engine);
         // The Rust std on wasm32-wasip2 imports WASI even when unused; it is
         // linked with an empty context, so it grants nothing.
@@ -121,8 +142,12 @@ impl PluginRuntime {
             Some(instance) => instance,
             None => self.instantiate(name)?,
         };
-        instance.store.data_mut().host = host;
-        instance.store.set_epoch_deadline(deadline_ticks(self.limits.timeout));
+        // Time spent in providers counts against the epoch deadline too, so
+        // they get the same deadline, less the plugin's reserve.
+        let timeout = self.limits.timeout;
+        let provider_deadline = Instant::now().checked_add(timeout - (timeout / 4).min(MAX_PLUGIN_RESERVE));
+        instance.store.data_mut().host = CallHost { provider_deadline, ..host };
+        instance.store.set_epoch_deadline(deadline_ticks(timeout));
         match body(&mut instance.store, &instance.plugin) {
             Ok(result) => {
                 // Release the registry and session before the instance idles.

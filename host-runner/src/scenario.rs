@@ -75,8 +75,18 @@ impl Scenario {
     }
 
     /// Runs every step against `component` and returns `{"steps":[…]}`.
-    pub fn replay(&self, component: &[u8], limits: SandboxLimits) -> Result<Value, HostError> {
-        let plugin = Plugin::new(component, self.config.as_deref().unwrap_or("{}"), limits)?;
+    /// `cache_dir`, when given, keeps the compiled component between runs.
+    pub fn replay(
+        &self,
+        component: &[u8],
+        limits: SandboxLimits,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Result<Value, HostError> {
+        let config = self.config.as_deref().unwrap_or("{}");
+        let plugin = match cache_dir {
+            Some(dir) => Plugin::new_cached(component, config, limits, dir)?,
+            None => Plugin::new(component, config, limits)?,
+        };
         let registry = Arc::new(SkillRegistry::new());
         registry.set_providers(providers(&self.providers)?);
         set_runtime(&registry, &self.runtime)?;

@@ -9,7 +9,21 @@ fn help_lists_every_command_and_global_option() {
     let output = Command::new(env!("CARGO_BIN_EXE_skill-host")).arg("--help").output().unwrap();
     assert!(output.status.success());
     let help = String::from_utf8(output.stdout).unwrap();
-    for word in ["step", "load", "compact", "skills", "replay", "--plugin", "--config", "--timeout-ms", "--memory-mb"] {
+    for word in [
+        "step",
+        "load",
+        "compact",
+        "skills",
+        "replay",
+        "lint",
+        "--plugin",
+        "--config",
+        "--timeout-ms",
+        "--memory-mb",
+        "--skills-dir",
+        "--bundled-dir",
+        "--remote",
+    ] {
         assert!(help.contains(word), "--help does not mention {word}:\n{help}");
     }
 }

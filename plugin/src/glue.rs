@@ -48,6 +48,8 @@ impl Guest for Plugin {
         let context = core::StepContext {
             session: context.session,
             cwd: context.cwd,
+            registry_revision: context.registry_revision,
+            history_version: context.history_version,
             tool_view: match context.tool_view {
                 api::ToolView::Visible => core::ToolView::Visible,
                 api::ToolView::Hidden => core::ToolView::Hidden,

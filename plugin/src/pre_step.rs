@@ -122,34 +122,29 @@ fn project_catalog(
     let cwd = context.cwd.as_deref();
     let catalog = match context.tool_view {
         ToolView::Visible => {
-            let known = memory.known_revision(cwd);
-            match registry.snapshot(cwd, known) {
-                Err(RegistryError::Aborted) => return Err(StepError::Aborted),
-                // The contract says snapshots fail only by abort; anything else
-                // is treated as an incomplete observation, never as a deletion.
-                Err(RegistryError::Failed(_)) => return Ok(messages),
-                Ok(SnapshotAnswer::Unchanged) => match known.and_then(|revision| memory.catalog(cwd, revision)) {
+            // The host holds the snapshot whose catalog is remembered: no call at all.
+            match context.registry_revision.and_then(|revision| memory.catalog(cwd, revision)) {
+                Some(catalog) => catalog,
+                None => match snapshot_catalog(config, memory, cwd, registry)? {
                     Some(catalog) => catalog,
-                    // `unchanged` for a revision never offered: a host bug; keep the last good catalog.
+                    // 4. Incomplete: keep the last good catalog and retry next step.
                     None => return Ok(messages),
                 },
-                // 4. Incomplete: keep the last good catalog and retry next step.
-                Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => return Ok(messages),
-                // 5. Entries and digest of the model-invocable skills.
-                Ok(SnapshotAnswer::Changed(snapshot)) => {
-                    let catalog =
-                        Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
-                    memory.remember_catalog(cwd, snapshot.revision, Rc::clone(&catalog));
-                    catalog
-                }
             }
         }
         ToolView::Hidden | ToolView::Shadowed => {
             Rc::new(Catalog::from_skills(&[], config.catalog_description_max_length))
         }
     };
-    // 6. What the session already shows.
-    let history = CatalogHistory::scan(session, context.session, memory);
+    // 6. What the session already shows (reused while its history is unchanged).
+    let history = match memory.history(context.session, context.history_version) {
+        Some(history) => history,
+        None => {
+            let history = CatalogHistory::scan(session, context.session, memory);
+            memory.remember_history(context.session, context.history_version, history);
+            history
+        }
+    };
     // 7. A catalog another listener (or an earlier attempt) already proposed.
     let existing = messages.iter().position(catalog::is_catalog);
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
@@ -179,6 +174,32 @@ fn project_catalog(
         None => messages.push(message),
     }
     Ok(messages)
+}
+
+/// Steps 3 to 5 through the registry: the catalog of the current snapshot,
+/// or `None` when the snapshot is incomplete.
+fn snapshot_catalog(
+    config: &Config,
+    memory: &mut Memory,
+    cwd: Option<&str>,
+    registry: &impl Registry,
+) -> Result<Option<Rc<Catalog>>, StepError> {
+    let known = memory.known_revision(cwd);
+    Ok(match registry.snapshot(cwd, known) {
+        Err(RegistryError::Aborted) => return Err(StepError::Aborted),
+        // The contract says snapshots fail only by abort; anything else is
+        // treated as an incomplete observation, never as a deletion.
+        Err(RegistryError::Failed(_)) => None,
+        // `unchanged` for a revision never offered would be a host bug: keep the last good catalog.
+        Ok(SnapshotAnswer::Unchanged) => known.and_then(|revision| memory.catalog(cwd, revision)),
+        Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => None,
+        // 5. Entries and digest of the model-invocable skills.
+        Ok(SnapshotAnswer::Changed(snapshot)) => {
+            let catalog = Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
+            memory.remember_catalog(cwd, snapshot.revision, Rc::clone(&catalog));
+            Some(catalog)
+        }
+    })
 }
 
 fn remove(messages: &mut Vec<Message>, index: Option<usize>) {
@@ -294,7 +315,14 @@ mod tests {
     }
 
     fn context(tool_view: ToolView) -> StepContext {
-        StepContext { session: 7, cwd: Some("/w".to_owned()), tool_view, aborted: false }
+        StepContext {
+            session: 7,
+            cwd: Some("/w".to_owned()),
+            registry_revision: None,
+            history_version: 0,
+            tool_view,
+            aborted: false,
+        }
     }
 
     fn run(registry: &FakeRegistry, session: &FakeSession, proposed: Vec<Message>) -> Vec<Message> {
@@ -646,5 +674,35 @@ mod tests {
             &FakeSession::default(),
         );
         assert_eq!(outcome, Ok(Decision::Enter(vec![user("/a"), injection("a")])));
+    }
+
+    #[test]
+    fn the_hosts_revision_and_history_version_spare_every_call_when_nothing_changed() {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        let mut session = FakeSession::default();
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let mut memory = Memory::default();
+        let mut context = context(ToolView::Visible);
+        let step = |memory: &mut Memory, context: &StepContext, session: &FakeSession| {
+            pre_step(&Config::default(), memory, context, Decision::Enter(vec![]), &registry, session)
+        };
+        assert_eq!(step(&mut memory, &context, &session), Ok(Decision::Enter(vec![])));
+        assert_eq!((registry.snapshots_taken.get(), session.pages_read.get()), (1, 1));
+        // The host now reports the revision the plugin holds, and the same history.
+        context.registry_revision = Some(1);
+        assert_eq!(step(&mut memory, &context, &session), Ok(Decision::Enter(vec![])));
+        assert_eq!((registry.snapshots_taken.get(), session.pages_read.get()), (1, 1), "no call crossed");
+        // Compaction hides the catalog: a new history version makes the plugin look again.
+        session.hidden.insert(0);
+        context.history_version = 1;
+        assert_eq!(
+            step(&mut memory, &context, &session),
+            Ok(Decision::Enter(vec![catalog_of(&[("a", "One.")]).replacement_message(false)]))
+        );
+        assert_eq!(session.pages_read.get(), 2);
+        // A revision the plugin never saw is asked for.
+        context.registry_revision = Some(99);
+        step(&mut memory, &context, &session).unwrap();
+        assert_eq!(registry.snapshots_taken.get(), 2);
     }
 }

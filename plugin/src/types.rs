@@ -159,6 +159,10 @@ pub struct StepContext {
     pub session: u64,
     /// The session's cwd.
     pub cwd: Option<String>,
+    /// The revision of the complete snapshot the host holds for `cwd`, if any.
+    pub registry_revision: Option<u64>,
+    /// Changes whenever the user-message history or its visibility changes.
+    pub history_version: u64,
     /// Tool visibility.
     pub tool_view: ToolView,
     /// Aborted before the plugin ran.

@@ -65,6 +65,8 @@ impl Sandbox {
             .args(args)
             .env("DSH_HOME", self.path().join("home/dsh"))
             .env("DSH_AGENTS_HOME", self.path().join("home/agents"))
+            // One compiled-component cache for the whole run, kept out of the user's home.
+            .env("SKILL_HOST_CACHE_DIR", concat!(env!("CARGO_TARGET_TMPDIR"), "/skill-host-cache"))
             .output()
             .expect("skill-host runs")
     }

@@ -4,6 +4,11 @@
 
 mod cli;
 mod common;
+mod corpus;
+mod cross_host;
+mod deadlines;
 mod disclosure;
 mod library;
+mod remote;
 mod scenarios;
+mod wit_contract;

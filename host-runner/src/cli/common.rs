@@ -10,6 +10,7 @@ use clap::Args;
 use serde_json::Value;
 use skill_host::message::single_text;
 use skill_host::providers::local::{LocalProvider, LocalRoots};
+use skill_host::providers::remote::{IndexUrl, RemoteProvider};
 use skill_host::{EMBEDDED_PLUGIN, Plugin, SandboxLimits, SkillRegistry};
 
 /// Options accepted before or after any command.
@@ -27,6 +28,17 @@ pub struct GlobalOptions {
     /// Memory cap of one plugin call, in MiB.
     #[arg(long, global = true, value_name = "N", default_value_t = 64)]
     pub memory_mb: usize,
+    /// A folder of skills (a `custom` root, rank 300); repeat for more, in
+    /// precedence order.
+    #[arg(long = "skills-dir", global = true, value_name = "DIR")]
+    pub skills_dirs: Vec<PathBuf>,
+    /// The folder of skills shipped with the host (the `bundled` root, rank 600).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub bundled_dir: Option<PathBuf>,
+    /// A remote skill index (`{"skills":[…]}` over HTTP; provider `remote`,
+    /// rank 350); repeat for more.
+    #[arg(long, global = true, value_name = "INDEX_URL")]
+    pub remote: Vec<IndexUrl>,
 }
 
 impl GlobalOptions {
@@ -56,16 +68,31 @@ impl GlobalOptions {
             .transpose()
     }
 
-    /// The plugin, compiled and configured.
+    /// The plugin, compiled (or loaded precompiled from the user's cache)
+    /// and configured.
     pub fn load_plugin(&self) -> Result<Plugin> {
         let config = self.config()?.unwrap_or_else(|| "{}".to_owned());
-        Ok(Plugin::new(&self.component()?, &config, self.limits())?)
+        let component = self.component()?;
+        Ok(match skill_host::component_cache::default_dir() {
+            Some(cache) => Plugin::new_cached(&component, &config, self.limits(), &cache)?,
+            None => Plugin::new(&component, &config, self.limits())?,
+        })
     }
 
-    /// A registry with the local filesystem provider.
+    /// The local provider's roots: the environment's, with `--skills-dir`
+    /// and `--bundled-dir`.
+    pub fn local_roots(&self) -> LocalRoots {
+        LocalRoots { custom: self.skills_dirs.clone(), bundled: self.bundled_dir.clone(), ..LocalRoots::from_env() }
+    }
+
+    /// A registry with the local filesystem provider, then the remote
+    /// provider when `--remote` names an index.
     pub fn registry(&self) -> Arc<SkillRegistry> {
         let registry = Arc::new(SkillRegistry::new());
-        registry.register_provider(Arc::new(LocalProvider::new(LocalRoots::from_env())));
+        registry.register_provider(Arc::new(LocalProvider::new(self.local_roots())));
+        if !self.remote.is_empty() {
+            registry.register_provider(Arc::new(RemoteProvider::new(self.remote.clone())));
+        }
         registry
     }
 }

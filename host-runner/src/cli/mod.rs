@@ -2,7 +2,9 @@
 
 pub mod common;
 pub mod compact;
+pub mod component;
 pub mod expand;
+pub mod lint;
 pub mod load;
 pub mod replay;
 pub mod skills;

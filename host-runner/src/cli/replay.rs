@@ -24,7 +24,8 @@ impl ReplayArgs {
         if parsed.config.is_none() {
             parsed.config = global.config()?;
         }
-        let output = parsed.replay(&global.component()?, global.limits())?;
+        let cache = skill_host::component_cache::default_dir();
+        let output = parsed.replay(&global.component()?, global.limits(), cache.as_deref())?;
         println!("{}", pretty(&output));
         Ok(0)
     }

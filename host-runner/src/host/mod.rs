@@ -5,19 +5,23 @@ mod session;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-use crate::registry::SkillRegistry;
+use crate::registry::{CallBudget, SkillRegistry};
 use crate::session::SessionLog;
 
 pub(crate) use session::content_to_wit;
 
-/// What one plugin call may reach: the registry, the session, and whether
-/// the step was aborted.
+/// What one plugin call may reach: the registry, the session, whether the
+/// step was aborted, and until when providers may take to answer.
 #[derive(Clone, Default)]
 pub(crate) struct CallHost {
     pub registry: Option<Arc<SkillRegistry>>,
     pub session: Option<Arc<Mutex<SessionLog>>>,
     pub abort: Option<Arc<AtomicBool>>,
+    /// When the registry's providers must have answered; set by the runtime
+    /// for every call from the call's own deadline (`None`: no limit).
+    pub provider_deadline: Option<Instant>,
 }
 
 impl CallHost {
@@ -28,6 +32,14 @@ impl CallHost {
 
     fn aborted(&self) -> bool {
         self.abort.as_ref().is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+
+    /// The budget registry calls run under: epoch interruption cannot stop a
+    /// provider (host code), so the registry itself gives up at the deadline
+    /// or on the step's abort.
+    fn budget(&self) -> CallBudget {
+        let budget = self.provider_deadline.map_or_else(CallBudget::unbounded, CallBudget::until);
+        budget.with_abort(self.abort.clone())
     }
 }
 

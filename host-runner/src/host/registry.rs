@@ -20,7 +20,7 @@ impl Host for CallState {
         let Some(registry) = &host.registry else {
             return Ok(Ok(SnapshotAnswer::Changed(SkillSnapshot { complete: true, revision: 0, skills: Vec::new() })));
         };
-        let snapshot = registry.snapshot(cwd.as_deref().map(Path::new));
+        let snapshot = registry.snapshot_within(cwd.as_deref().map(Path::new), &host.budget());
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -47,7 +47,12 @@ impl Host for CallState {
         let Some(registry) = &host.registry else {
             return Ok(Ok(Vec::new()));
         };
-        Ok(match registry.list(cwd.as_deref().map(Path::new)) {
+        let listed = registry.list_within(cwd.as_deref().map(Path::new), &host.budget());
+        // A provider abandoned on abort failed the listing; report the abort.
+        if host.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        Ok(match listed {
             Ok(snapshot) => Ok(snapshot.skills.iter().map(|winner| summary(&winner.candidate)).collect()),
             Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
         })
@@ -65,7 +70,11 @@ impl Host for CallState {
         let Some(registry) = &host.registry else {
             return Ok(Ok(None));
         };
-        Ok(match registry.get(cwd.as_deref().map(Path::new), &name) {
+        let loaded = registry.get_within(cwd.as_deref().map(Path::new), &name, &host.budget());
+        if host.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        Ok(match loaded {
             Ok(definition) => Ok(definition.map(|definition| {
                 let skill = definition.summary;
                 wit::SkillDefinition {

@@ -27,7 +27,7 @@ const DELIMITER: &str = "---";
 /// Keys DeepSeek Harness refuses, each with the spelling to use instead.
 /// A skill that carries one is dropped (fail closed) rather than having its
 /// policy silently ignored.
-const LEGACY_INVOCATION_KEYS: [(&str, &str); 3] = [
+pub(crate) const LEGACY_INVOCATION_KEYS: [(&str, &str); 3] = [
     ("disableModelInvocation", "disable-model-invocation"),
     ("modelInvocable", "disable-model-invocation"),
     ("userInvocable", "user-invocable"),
@@ -59,22 +59,7 @@ pub struct ParsedSkill {
 /// non-empty string, found a number". Line numbers count from the file's
 /// first line.
 pub fn parse_skill_file(text: &str) -> Result<ParsedSkill, String> {
-    let block = split_frontmatter(text)?;
-    if block.yaml.len() > MAX_FRONTMATTER_BYTES {
-        return Err(format!(
-            "frontmatter is {} bytes, larger than the {} KiB limit",
-            block.yaml.len(),
-            MAX_FRONTMATTER_BYTES / 1024
-        ));
-    }
-    let root = parse_yaml(block.yaml, block.first_line)?;
-    let Some(root) = root else {
-        return Err("frontmatter is empty; it must be a YAML mapping".to_string());
-    };
-    let Value::Map(entries) = root.value else {
-        return Err(format!("line {}: frontmatter must be a YAML mapping, found {}", root.line, root.value.kind()));
-    };
-    let fields = Fields::new(entries);
+    let (fields, body) = read_frontmatter(text)?;
 
     // Checked in the reference's order, so the reason names the same fault.
     let (name, name_line) = fields.required_string("name")?;
@@ -91,14 +76,36 @@ pub fn parse_skill_file(text: &str) -> Result<ParsedSkill, String> {
     });
     let metadata =
         fields.get("metadata").filter(|node| matches!(node.value, Value::Map(_))).map(|node| node.value.to_json());
-    Ok(ParsedSkill {
-        name,
-        description,
-        when_to_use,
-        invocation,
-        metadata,
-        body: trim_ecmascript(block.body).to_string(),
-    })
+    Ok(ParsedSkill { name, description, when_to_use, invocation, metadata, body: trim_ecmascript(body).to_string() })
+}
+
+/// The top-level frontmatter entries of a skill file, each key (as a
+/// string) with the file line it is on, for diagnostics such as the linter's.
+/// Fails as [`parse_skill_file`] does when there is no frontmatter mapping;
+/// the skill fields themselves are not checked.
+pub(crate) fn frontmatter_entries(text: &str) -> Result<Vec<(String, usize, Node)>, String> {
+    read_frontmatter(text).map(|(fields, _)| fields.entries)
+}
+
+/// Splits off the frontmatter and reads it as a YAML mapping: the fields and
+/// the body that follows.
+fn read_frontmatter(text: &str) -> Result<(Fields, &str), String> {
+    let block = split_frontmatter(text)?;
+    if block.yaml.len() > MAX_FRONTMATTER_BYTES {
+        return Err(format!(
+            "frontmatter is {} bytes, larger than the {} KiB limit",
+            block.yaml.len(),
+            MAX_FRONTMATTER_BYTES / 1024
+        ));
+    }
+    let root = parse_yaml(block.yaml, block.first_line)?;
+    let Some(root) = root else {
+        return Err("frontmatter is empty; it must be a YAML mapping".to_string());
+    };
+    let Value::Map(entries) = root.value else {
+        return Err(format!("line {}: frontmatter must be a YAML mapping, found {}", root.line, root.value.kind()));
+    };
+    Ok((Fields::new(entries), block.body))
 }
 
 /// A file split at its frontmatter delimiters.
@@ -166,7 +173,7 @@ fn trim_ecmascript(text: &str) -> &str {
 }
 
 /// ECMAScript WhiteSpace and LineTerminator (the `\s` class, SPEC §3.5).
-fn is_ecmascript_whitespace(c: char) -> bool {
+pub(crate) fn is_ecmascript_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
@@ -258,14 +265,14 @@ fn invocation_flag(fields: &Fields, key: &str) -> Result<Option<bool>, String> {
 
 /// A YAML node and the file line it starts on.
 #[derive(Debug, Clone, PartialEq)]
-struct Node {
-    value: Value,
-    line: usize,
+pub(crate) struct Node {
+    pub(crate) value: Value,
+    pub(crate) line: usize,
 }
 
 /// A YAML value, resolved by the 1.2 core schema.
 #[derive(Debug, Clone, PartialEq)]
-enum Value {
+pub(crate) enum Value {
     Null,
     Bool(bool),
     Int(i64),
@@ -277,7 +284,7 @@ enum Value {
 
 impl Value {
     /// The value's kind, for reasons.
-    fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "a boolean",

@@ -127,12 +127,15 @@ const BUNDLED: (&str, i64) = ("bundled", 600);
 
 /// One folder of skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct SkillRoot {
-    path: PathBuf,
-    source: &'static str,
-    rank: i64,
+pub struct SkillRoot {
+    /// The folder.
+    pub path: PathBuf,
+    /// The source its skills carry (`project-dsh`, `custom`, …).
+    pub source: &'static str,
+    /// The rank its skills carry.
+    pub rank: i64,
     /// Skip a `.system` child (the user's DeepSeek Harness root only).
-    skip_system: bool,
+    pub skip_system: bool,
 }
 
 impl SkillRoot {
@@ -162,8 +165,8 @@ impl LocalProvider {
         Self { roots }
     }
 
-    /// The roots for `cwd`, in rank order.
-    fn roots_for(&self, cwd: Option<&Path>) -> Vec<SkillRoot> {
+    /// The roots for `cwd`, in rank order, whether they exist or not.
+    pub fn roots_for(&self, cwd: Option<&Path>) -> Vec<SkillRoot> {
         let mut roots = Vec::new();
         if let Some(cwd) = cwd {
             let project = project_root(cwd);

@@ -2,7 +2,11 @@
 //!
 //! - [`local`]: skill folders and Markdown files on this machine (SPEC §4.2).
 //! - [`memory`]: skills held in memory, as scenario files describe them (SPEC §7).
+//! - [`remote`]: skills listed by an index served over HTTP.
+//! - [`watch`]: live refresh, the local roots watched for catalog-relevant changes.
 
 pub mod frontmatter;
 pub mod local;
 pub mod memory;
+pub mod remote;
+pub mod watch;

@@ -2,13 +2,17 @@
 //! one winning skill per name, caches complete snapshots per cwd, and loads
 //! bodies from the winning provider on demand.
 
+mod budget;
 mod runtime;
 mod types;
 
 use std::collections::{HashMap, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use budget::Registered;
+pub use budget::{CallBudget, MAX_OVERDUE};
 pub use runtime::{RUNTIME_PROVIDER, RUNTIME_RANK, RuntimeSkill};
 pub use types::*;
 
@@ -65,16 +69,18 @@ pub enum RegistryError {
 }
 
 struct Contents {
-    providers: Vec<Arc<dyn SkillProvider>>,
+    providers: Vec<Registered>,
     runtime: Vec<RuntimeSkill>,
 }
 
 struct Cache {
     /// Bumped by every invalidation; a collect that saw it move is superseded.
     generation: u64,
-    entries: HashMap<Option<PathBuf>, Arc<RegistrySnapshot>>,
+    /// Keyed by the cwd's bytes (empty for no cwd): hashing the raw bytes
+    /// rather than a `Path`'s components keeps a steady-state lookup cheap.
+    entries: HashMap<OsString, Arc<RegistrySnapshot>>,
     /// Insertion order, oldest first, for eviction.
-    order: VecDeque<Option<PathBuf>>,
+    order: VecDeque<OsString>,
 }
 
 /// The registry. Thread-safe; providers are called without holding its lock.
@@ -107,13 +113,13 @@ impl SkillRegistry {
 
     /// Registers a provider after those already registered.
     pub fn register_provider(&self, provider: Arc<dyn SkillProvider>) {
-        lock(&self.contents).providers.push(provider);
+        lock(&self.contents).providers.push(Registered::new(provider));
         self.invalidate();
     }
 
     /// Replaces every provider (a scenario's `set-providers`).
     pub fn set_providers(&self, providers: Vec<Arc<dyn SkillProvider>>) {
-        lock(&self.contents).providers = providers;
+        lock(&self.contents).providers = providers.into_iter().map(Registered::new).collect();
         self.invalidate();
     }
 
@@ -145,22 +151,36 @@ impl SkillRegistry {
         cache.order.clear();
     }
 
+    /// How many invalidations the registry has seen (a provider registered,
+    /// a watcher's report, [`SkillRegistry::invalidate`]): a host can tell
+    /// that its view may have changed without taking a snapshot.
+    pub fn generation(&self) -> u64 {
+        lock(&self.cache).generation
+    }
+
     /// The current view for `cwd`: from the cache when complete and still
     /// valid, otherwise listed afresh. A listing superseded by an
     /// invalidation while it ran is retried once; a second supersession
-    /// returns it as incomplete.
+    /// returns it as incomplete. Providers are waited for as long as they take.
     pub fn snapshot(&self, cwd: Option<&Path>) -> Arc<RegistrySnapshot> {
-        let key = cwd.map(Path::to_path_buf);
+        self.snapshot_within(cwd, &CallBudget::unbounded())
+    }
+
+    /// [`SkillRegistry::snapshot`] under `budget`: a provider that has not
+    /// answered by its deadline, or when its abort flag rises, counts as a
+    /// failed listing, so the snapshot is incomplete (and not cached).
+    pub fn snapshot_within(&self, cwd: Option<&Path>, budget: &CallBudget) -> Arc<RegistrySnapshot> {
+        let key = cache_key(cwd);
         let mut attempt = 1;
         loop {
             let generation = {
                 let cache = lock(&self.cache);
-                if let Some(hit) = cache.entries.get(&key) {
+                if let Some(hit) = cache.entries.get(key) {
                     return Arc::clone(hit);
                 }
                 cache.generation
             };
-            let mut fresh = self.collect(cwd);
+            let mut fresh = self.collect(cwd, budget);
             fresh.revision = next_revision();
             let mut cache = lock(&self.cache);
             if cache.generation != generation {
@@ -178,18 +198,29 @@ impl SkillRegistry {
                 {
                     cache.entries.remove(&oldest);
                 }
-                cache.order.push_back(key.clone());
-                cache.entries.insert(key, Arc::clone(&fresh));
+                cache.order.push_back(key.to_owned());
+                cache.entries.insert(key.to_owned(), Arc::clone(&fresh));
             }
             return fresh;
         }
+    }
+
+    /// The revision of the complete snapshot cached for `cwd`, if any. Asks no
+    /// provider: a plugin that holds this revision needs nothing more.
+    pub fn cached_revision(&self, cwd: Option<&Path>) -> Option<u64> {
+        lock(&self.cache).entries.get(cache_key(cwd)).map(|snapshot| snapshot.revision)
     }
 
     /// The winners for the tool's lookup. Fails when a provider listed an
     /// invalid candidate (the reference's behaviour); a provider that failed
     /// outright is omitted, as in the snapshot.
     pub fn list(&self, cwd: Option<&Path>) -> Result<Arc<RegistrySnapshot>, RegistryError> {
-        let snapshot = self.snapshot(cwd);
+        self.list_within(cwd, &CallBudget::unbounded())
+    }
+
+    /// [`SkillRegistry::list`] under `budget` (see [`SkillRegistry::snapshot_within`]).
+    pub fn list_within(&self, cwd: Option<&Path>, budget: &CallBudget) -> Result<Arc<RegistrySnapshot>, RegistryError> {
+        let snapshot = self.snapshot_within(cwd, budget);
         if let Some(invalid) = &snapshot.invalid_candidate {
             return Err(RegistryError::Failed(invalid.clone()));
         }
@@ -200,21 +231,39 @@ impl SkillRegistry {
     /// `Ok(None)` when nothing has it any more, or when the loaded skill has
     /// another name (renamed on disk: the provider is invalidated).
     pub fn get(&self, cwd: Option<&Path>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+        self.get_within(cwd, name, &CallBudget::unbounded())
+    }
+
+    /// [`SkillRegistry::get`] under `budget`: a provider that has not loaded
+    /// the skill in time fails the lookup with a text that says so.
+    pub fn get_within(
+        &self,
+        cwd: Option<&Path>,
+        name: &str,
+        budget: &CallBudget,
+    ) -> Result<Option<SkillDefinition>, RegistryError> {
         if !is_skill_name(name) {
             return Ok(None);
         }
-        let snapshot = self.list(cwd)?;
+        let snapshot = self.list_within(cwd, budget)?;
         let Some(winner) = snapshot.skills.iter().find(|winner| winner.candidate.name == name) else {
             return Ok(None);
         };
         let definition = match winner.provider {
             None => lock(&self.contents).runtime.iter().find(|skill| skill.name == name).map(RuntimeSkill::definition),
             Some(index) => {
-                let provider = lock(&self.contents).providers.get(index).cloned();
-                let Some(provider) = provider else {
+                let registered = lock(&self.contents).providers.get(index).cloned();
+                let Some(registered) = registered else {
                     return Ok(None);
                 };
-                provider.load(cwd, &winner.candidate).map_err(|error| RegistryError::Failed(error.0))?
+                let (owned_cwd, candidate) = (cwd.map(Path::to_path_buf), winner.candidate.clone());
+                registered
+                    .start(budget, move |provider| provider.load(owned_cwd.as_deref(), &candidate))
+                    .wait(budget)
+                    .map_err(|unanswered| {
+                        RegistryError::Failed(format!("skill provider \"{}\" {unanswered}", registered.provider.name()))
+                    })?
+                    .map_err(|error| RegistryError::Failed(error.0))?
             }
         };
         let Some(definition) = definition else {
@@ -228,7 +277,7 @@ impl SkillRegistry {
         Ok(Some(definition))
     }
 
-    fn collect(&self, cwd: Option<&Path>) -> RegistrySnapshot {
+    fn collect(&self, cwd: Option<&Path>, budget: &CallBudget) -> RegistrySnapshot {
         let (providers, runtime) = {
             let contents = lock(&self.contents);
             (contents.providers.clone(), contents.runtime.clone())
@@ -245,12 +294,27 @@ impl SkillRegistry {
         for (local, skill) in runtime.iter().enumerate() {
             ranked.push((RUNTIME_RANK, -1, local, Winner { candidate: skill.candidate(), provider: None }));
         }
-        for (index, provider) in providers.iter().enumerate() {
-            let listing = match provider.list(cwd) {
-                Ok(listing) => listing,
-                Err(error) => {
+        // Every provider is started before any is waited for, so under a
+        // budget one that hangs does not eat the others' time.
+        let pending: Vec<_> = providers
+            .iter()
+            .map(|registered| {
+                let owned_cwd = cwd.map(Path::to_path_buf);
+                registered.start(budget, move |provider| provider.list(owned_cwd.as_deref()))
+            })
+            .collect();
+        for (index, (registered, pending)) in providers.iter().zip(pending).enumerate() {
+            let provider = &registered.provider;
+            let listing = match pending.wait(budget) {
+                Ok(Ok(listing)) => listing,
+                Ok(Err(error)) => {
                     complete = false;
                     warnings.push(format!("skill provider \"{}\" skipped: {error}", provider.name()));
+                    continue;
+                }
+                Err(unanswered) => {
+                    complete = false;
+                    warnings.push(format!("skill provider \"{}\" skipped: {unanswered}", provider.name()));
                     continue;
                 }
             };
@@ -320,6 +384,11 @@ fn validate_definition(definition: &SkillDefinition) -> Result<(), String> {
         return Err(format!("loaded skill \"{name}\" requires a description"));
     }
     Ok(())
+}
+
+/// The cache key of a cwd: its bytes, or empty for no cwd (no cwd is empty).
+fn cache_key(cwd: Option<&Path>) -> &OsStr {
+    cwd.map_or(OsStr::new(""), Path::as_os_str)
 }
 
 /// A revision never handed out before in this process: a plugin instance

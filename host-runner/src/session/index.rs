@@ -80,6 +80,9 @@ pub(super) struct SessionIndex {
     /// Positions in `user_messages` per source `kind`, ascending, so a reader
     /// that wants only catalogs never walks the whole conversation.
     pub by_kind: HashMap<String, Vec<usize>>,
+    /// Bumped by every user message and every replacement of surface nodes:
+    /// the only changes that alter the user-message history or its visibility.
+    pub history_version: u64,
     pub surface: SurfaceFold,
     last_seq: Option<u64>,
     /// Lines that parsed as JSON objects; a file with none is not a log.
@@ -93,6 +96,7 @@ impl SessionIndex {
     fn push_user_message(&mut self, event: UserMessageEvent) {
         let kind = event.source.get("kind").and_then(Value::as_str).unwrap_or_default();
         self.by_kind.entry(kind.to_owned()).or_default().push(self.user_messages.len());
+        self.history_version += 1;
         self.user_messages.push(event);
     }
 
@@ -212,6 +216,7 @@ impl SessionIndex {
         let SurfaceOp::Replace { start, end } = op else {
             return;
         };
+        self.history_version += 1;
         match outcome {
             FoldOutcome::Appended | FoldOutcome::Replaced { .. } => {}
             FoldOutcome::ReplacedBySeqRange { shadowed } => self.warn(
@@ -291,6 +296,7 @@ impl SessionIndex {
         let replay_appends = batch.surface.is_none();
         if let Some(surface) = batch.surface {
             self.surface = surface;
+            self.history_version += 1;
         }
         let mut seqs = Vec::with_capacity(batch.events.len());
         for event in batch.events {

@@ -204,6 +204,13 @@ impl SessionLog {
         messages.binary_search_by_key(&seq, |event| event.seq).ok().map(|position| &messages[position])
     }
 
+    /// Changes whenever a user message is appended or a replacement hides
+    /// surface nodes: equal versions mean the user messages and their
+    /// visibility are as they were.
+    pub fn history_version(&self) -> u64 {
+        self.index.history_version
+    }
+
     /// Identifies this log among the logs of this process: two logs never
     /// share a key, even for the same file, and a log's events never change
     /// once indexed. The plugin may remember what it read under this key.

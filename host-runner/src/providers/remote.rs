@@ -1,0 +1,315 @@
+//! The remote skill provider: skills listed by an index served over HTTP.
+//!
+//! `GET INDEX_URL` returns
+//! `{"skills":[{"name","description","whenToUse"?,"invocation"?:{"modelInvocable","userInvocable"},"url"}]}`;
+//! each `url` (absolute, or relative to the index URL) serves the skill's
+//! `SKILL.md`. Loading fetches that file afresh, parses it as the local
+//! provider parses a file, and returns its body with a `url` resource base:
+//! the file URL's folder, ending in `/`.
+//!
+//! The network is untrusted and unreliable: every request has a deadline and
+//! a size cap; an index that cannot be fetched or read makes the listing
+//! incomplete (or, when no index could be read, fails it), so the model keeps
+//! its last good catalog; a malformed entry is skipped with its reason.
+//!
+//! A complete listing is cached by the registry like any other, until
+//! something invalidates it: a long-running host that wants to see index
+//! changes calls [`SkillRegistry::invalidate`](crate::SkillRegistry::invalidate)
+//! now and then.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use skill_host::SkillRegistry;
+//! use skill_host::providers::remote::RemoteProvider;
+//!
+//! let registry = SkillRegistry::new();
+//! let index = "http://127.0.0.1:8080/skills.json".parse().map_err(std::io::Error::other)?;
+//! registry.register_provider(Arc::new(RemoteProvider::new(vec![index])));
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde_json::Value;
+use url::Url;
+
+use super::frontmatter::parse_skill_file;
+use crate::registry::{
+    InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider,
+    SkippedFile, is_skill_name,
+};
+
+/// The provider's registered name.
+pub const REMOTE_PROVIDER: &str = "remote";
+
+/// The source its skills carry.
+pub const REMOTE_SOURCE: &str = "remote";
+
+/// The rank its skills carry: after the custom roots (300), before the
+/// user's own (400).
+pub const REMOTE_RANK: i64 = 350;
+
+/// How long one request may take, from connecting to the last body byte,
+/// unless [`RemoteProvider::with_timeout`] says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Largest index accepted, in bytes.
+pub const MAX_INDEX_BYTES: u64 = 1024 * 1024;
+
+/// Largest skill file accepted, in bytes.
+pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
+
+/// Redirects followed per request (static hosts often redirect once or twice).
+const MAX_REDIRECTS: u32 = 5;
+
+/// The reason given for an https URL. The client is built without TLS to keep
+/// the host small and buildable anywhere; https needs ureq's `rustls` feature
+/// (or `native-tls`), which brings in a TLS stack and root certificates.
+const HTTPS_UNSUPPORTED: &str = "https is not supported by this build (its HTTP client has no TLS); use http";
+
+/// An index URL: absolute, `http`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexUrl(Url);
+
+impl FromStr for IndexUrl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let url = Url::parse(text).map_err(|error| format!("invalid index URL {text:?}: {error}"))?;
+        check_scheme(&url).map_err(|reason| format!("invalid index URL {text:?}: {reason}"))?;
+        Ok(Self(url))
+    }
+}
+
+impl fmt::Display for IndexUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.as_str())
+    }
+}
+
+fn check_scheme(url: &Url) -> Result<(), String> {
+    match url.scheme() {
+        "http" => Ok(()),
+        "https" => Err(HTTPS_UNSUPPORTED.to_string()),
+        other => Err(format!("the scheme must be http, not {other:?}")),
+    }
+}
+
+/// Lists skills from HTTP indexes, in the order given, and loads their files.
+#[derive(Debug, Clone)]
+pub struct RemoteProvider {
+    indexes: Vec<IndexUrl>,
+    agent: ureq::Agent,
+    timeout: Duration,
+}
+
+impl RemoteProvider {
+    /// A provider over `indexes`, each request bounded by [`DEFAULT_TIMEOUT`].
+    pub fn new(indexes: Vec<IndexUrl>) -> Self {
+        Self::with_timeout(indexes, DEFAULT_TIMEOUT)
+    }
+
+    /// A provider whose requests each take at most `timeout`, redirects and
+    /// body included.
+    pub fn with_timeout(indexes: Vec<IndexUrl>, timeout: Duration) -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            // Statuses are answers to interpret here (404 is "gone"), not errors.
+            .http_status_as_error(false)
+            .max_redirects(MAX_REDIRECTS)
+            .build();
+        // Proxies come from the usual environment variables (`HTTP_PROXY`,
+        // `NO_PROXY`, …), as ureq reads them by default.
+        Self { indexes, agent: ureq::Agent::new_with_config(config), timeout }
+    }
+
+    /// Fetches `url` as UTF-8 text of at most `limit` bytes; `Ok(None)` for
+    /// 404 and 410 (nothing there).
+    fn fetch(&self, url: &Url, limit: u64) -> Result<Option<String>, String> {
+        let mut response = self.agent.get(url.as_str()).call().map_err(|error| self.describe(error, limit))?;
+        let status = response.status();
+        if status == 404 || status == 410 {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            return Err(format!("HTTP status {}", status.as_u16()));
+        }
+        let bytes = response
+            .body_mut()
+            .with_config()
+            .limit(limit)
+            .read_to_vec()
+            .map_err(|error| self.describe(error, limit))?;
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|error| format!("not UTF-8 text (invalid byte at offset {})", error.utf8_error().valid_up_to()))
+    }
+
+    fn describe(&self, error: ureq::Error, limit: u64) -> String {
+        match error {
+            ureq::Error::Timeout(_) => format!("timed out after {} ms", self.timeout.as_millis()),
+            ureq::Error::BodyExceedsLimit(_) => format!("larger than the {} KiB limit", limit / 1024),
+            other => other.to_string(),
+        }
+    }
+
+    /// Reads one index into `listing`; `Err` when the index as a whole
+    /// cannot be had.
+    fn list_index(&self, index: &IndexUrl, listing: &mut Listing) -> Result<(), String> {
+        let text = self.fetch(&index.0, MAX_INDEX_BYTES)?.ok_or_else(|| "HTTP status 404".to_string())?;
+        let entries = index_entries(&text)?;
+        for (position, entry) in entries.iter().enumerate() {
+            match candidate(&index.0, entry) {
+                Ok(candidate) => listing.candidates.push(candidate),
+                Err((path, reason)) => listing.skipped.push(SkippedFile {
+                    path: PathBuf::from(path.unwrap_or_else(|| format!("{index}#{}", position + 1))),
+                    reason,
+                }),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SkillProvider for RemoteProvider {
+    fn name(&self) -> &str {
+        REMOTE_PROVIDER
+    }
+
+    fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
+        let mut listing = Listing { complete: true, ..Listing::default() };
+        let mut failures = Vec::new();
+        for index in &self.indexes {
+            if let Err(reason) = self.list_index(index, &mut listing) {
+                failures.push((index, format!("cannot read skill index: {reason}")));
+            }
+        }
+        if !failures.is_empty() && failures.len() == self.indexes.len() {
+            // Nothing could be read: a failed listing, which the registry
+            // reports as a warning.
+            let reasons: Vec<String> = failures.iter().map(|(index, reason)| format!("{index}: {reason}")).collect();
+            return Err(ProviderError(reasons.join("; ")));
+        }
+        for (index, reason) in failures {
+            listing.complete = false;
+            listing.skipped.push(SkippedFile { path: PathBuf::from(index.to_string()), reason });
+        }
+        Ok(listing)
+    }
+
+    fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
+        let url = candidate.path.as_deref().and_then(Path::to_str).and_then(|path| Url::parse(path).ok());
+        let Some(url) = url else {
+            return Err(ProviderError(format!(
+                "skill \"{}\" has no URL, so the {REMOTE_PROVIDER} provider cannot load it",
+                candidate.name
+            )));
+        };
+        let text = match self.fetch(&url, MAX_SKILL_BYTES) {
+            Ok(Some(text)) => text,
+            // Removed from the server: the skill no longer exists.
+            Ok(None) => return Ok(None),
+            Err(reason) => return Err(ProviderError(format!("cannot fetch skill file {url}: {reason}"))),
+        };
+        let parsed = parse_skill_file(&text)
+            .map_err(|reason| ProviderError(format!("skill file {url} is not a valid skill file: {reason}")))?;
+        // A different name is returned as found: the registry treats the
+        // skill as unknown (renamed) and invalidates.
+        Ok(Some(SkillDefinition {
+            summary: SkillCandidate {
+                name: parsed.name,
+                description: parsed.description,
+                when_to_use: parsed.when_to_use,
+                // The index and the file are two documents: a skill either
+                // withholds from the model or a user stays withheld.
+                invocation: InvocationPolicy {
+                    model_invocable: candidate.invocation.model_invocable && parsed.invocation.model_invocable,
+                    user_invocable: candidate.invocation.user_invocable && parsed.invocation.user_invocable,
+                },
+                source: candidate.source.clone(),
+                provider: REMOTE_PROVIDER.to_string(),
+                resource_base: Some(ResourceBase::Url { url: folder_of(&url) }),
+                rank: candidate.rank,
+                path: candidate.path.clone(),
+                metadata: parsed.metadata,
+            },
+            content: parsed.body,
+        }))
+    }
+}
+
+/// The `skills` array of an index.
+fn index_entries(text: &str) -> Result<Vec<Value>, String> {
+    let index: Value = serde_json::from_str(text).map_err(|error| format!("malformed index JSON: {error}"))?;
+    match index.get("skills") {
+        Some(Value::Array(entries)) => Ok(entries.clone()),
+        _ => Err("malformed index: expected an object with a `skills` array".to_string()),
+    }
+}
+
+/// One index entry as a candidate. `Err` carries the skill's URL when it is
+/// known, and why the entry is skipped.
+fn candidate(index: &Url, entry: &Value) -> Result<SkillCandidate, (Option<String>, String)> {
+    let url = match entry.get("url") {
+        Some(Value::String(url)) => match index.join(url) {
+            Ok(url) => url,
+            Err(error) => return Err((None, format!("invalid skill URL {url:?}: {error}"))),
+        },
+        _ => return Err((None, "index entry without a `url` string".to_string())),
+    };
+    let skip = |reason: String| (Some(url.to_string()), reason);
+    check_scheme(&url).map_err(skip)?;
+    let name = match entry.get("name") {
+        Some(Value::String(name)) if is_skill_name(name) => name.clone(),
+        Some(Value::String(name)) => {
+            return Err(skip(format!(
+                "`name` {name:?} does not match the skill-name grammar ^[a-z0-9]+(?:-[a-z0-9]+)*$"
+            )));
+        }
+        _ => return Err(skip("index entry without a `name` string".to_string())),
+    };
+    let description = match entry.get("description") {
+        Some(Value::String(description)) if !description.is_empty() => description.clone(),
+        _ => return Err(skip(format!("skill \"{name}\": `description` must be a non-empty string"))),
+    };
+    // Kept only when well typed, as the local provider keeps `whenToUse`.
+    let when_to_use = match entry.get("whenToUse") {
+        Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
+        _ => None,
+    };
+    // A policy that cannot be read drops the skill (fail closed), as a
+    // malformed invocation key does in a local file.
+    let invocation = match entry.get("invocation") {
+        None | Some(Value::Null) => InvocationPolicy::default(),
+        Some(value) => serde_json::from_value(value.clone())
+            .map_err(|error| skip(format!("skill \"{name}\": malformed `invocation`: {error}")))?,
+    };
+    Ok(SkillCandidate {
+        name,
+        description,
+        when_to_use,
+        invocation,
+        source: REMOTE_SOURCE.to_string(),
+        provider: REMOTE_PROVIDER.to_string(),
+        resource_base: Some(ResourceBase::Url { url: folder_of(&url) }),
+        rank: REMOTE_RANK,
+        // The file's URL, shown where a local skill shows its path, and
+        // where `load` fetches from.
+        path: Some(PathBuf::from(url.to_string())),
+        metadata: None,
+    })
+}
+
+/// The folder of a file URL, ending in `/`: where its relative resources are.
+fn folder_of(url: &Url) -> String {
+    let mut file = url.clone();
+    file.set_query(None);
+    file.set_fragment(None);
+    file.join("./").map_or_else(|_| file.to_string(), |folder| folder.to_string())
+}
+
+#[cfg(test)]
+mod tests;

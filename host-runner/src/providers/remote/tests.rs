@@ -1,0 +1,411 @@
+//! The remote provider against a real HTTP server on loopback, started by
+//! each test and serving canned responses.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::*;
+
+/// What the server answers for one path.
+#[derive(Clone)]
+enum Reply {
+    /// 200 with this body.
+    Body(Vec<u8>),
+    /// This status with an empty body.
+    Status(u16),
+    /// Nothing, ever: the connection stays open until the client gives up.
+    Hang,
+}
+
+fn body(text: &str) -> Reply {
+    Reply::Body(text.as_bytes().to_vec())
+}
+
+/// A one-thread-per-connection HTTP/1.1 server on 127.0.0.1, stopped when
+/// dropped.
+struct Server {
+    addr: SocketAddr,
+    routes: Arc<Mutex<Vec<(String, Reply)>>>,
+    /// Every request's path, in order.
+    requests: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(routes: &[(&str, Reply)]) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let routes = Arc::new(Mutex::new(routes.iter().map(|(p, r)| (p.to_string(), r.clone())).collect::<Vec<_>>()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (routes, requests, stop) = (Arc::clone(&routes), Arc::clone(&requests), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let (routes, requests) = (Arc::clone(&routes), Arc::clone(&requests));
+                    std::thread::spawn(move || answer(stream, &routes, &requests));
+                }
+            })
+        };
+        Self { addr, routes, requests, stop, thread: Some(thread) }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn index(&self, path: &str) -> IndexUrl {
+        self.url(path).parse().unwrap()
+    }
+
+    fn set(&self, path: &str, reply: Reply) {
+        let mut routes = self.routes.lock().unwrap();
+        routes.retain(|(p, _)| p != path);
+        routes.push((path.to_string(), reply));
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn answer(mut stream: TcpStream, routes: &Mutex<Vec<(String, Reply)>>, requests: &Mutex<Vec<String>>) {
+    // A bound on how long a connection may linger if a client never closes.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
+        match stream.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return,
+        }
+    }
+    let head = String::from_utf8_lossy(&head);
+    let path = head.split(' ').nth(1).unwrap_or("").to_string();
+    requests.lock().unwrap().push(path.clone());
+    let reply = routes.lock().unwrap().iter().find(|(p, _)| *p == path).map(|(_, r)| r.clone());
+    let (status, body) = match reply {
+        Some(Reply::Body(body)) => (200, body),
+        Some(Reply::Status(status)) => (status, Vec::new()),
+        Some(Reply::Hang) => {
+            // Read until the client closes the connection after its timeout.
+            let mut sink = [0u8; 64];
+            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
+            return;
+        }
+        None => (404, Vec::new()),
+    };
+    let mut response =
+        format!("HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).into_bytes();
+    response.extend_from_slice(&body);
+    let _ = stream.write_all(&response);
+    let _ = stream.shutdown(Shutdown::Write);
+}
+
+fn skill_file(name: &str, extra: &str) -> String {
+    format!("---\nname: {name}\ndescription: The {name} skill.\n{extra}---\n\n# {name}\n\nSteps.\n")
+}
+
+fn provider(server: &Server, paths: &[&str]) -> RemoteProvider {
+    RemoteProvider::with_timeout(paths.iter().map(|path| server.index(path)).collect(), Duration::from_millis(300))
+}
+
+fn names(listing: &Listing) -> Vec<&str> {
+    listing.candidates.iter().map(|c| c.name.as_str()).collect()
+}
+
+#[test]
+fn index_urls_must_be_absolute_http() {
+    assert!("http://127.0.0.1:1/index.json".parse::<IndexUrl>().is_ok());
+    assert_eq!(
+        "https://example.invalid/i.json".parse::<IndexUrl>().unwrap_err(),
+        format!("invalid index URL \"https://example.invalid/i.json\": {HTTPS_UNSUPPORTED}")
+    );
+    assert_eq!(
+        "file:///etc/passwd".parse::<IndexUrl>().unwrap_err(),
+        "invalid index URL \"file:///etc/passwd\": the scheme must be http, not \"file\""
+    );
+    assert!("skills/index.json".parse::<IndexUrl>().unwrap_err().contains("relative URL without a base"));
+}
+
+#[test]
+fn resource_base_is_the_file_urls_folder() {
+    let url = |text: &str| Url::parse(text).unwrap();
+    assert_eq!(folder_of(&url("http://h/skills/a/SKILL.md")), "http://h/skills/a/");
+    assert_eq!(folder_of(&url("http://h/skills/a/SKILL.md?v=2#top")), "http://h/skills/a/");
+    assert_eq!(folder_of(&url("http://h/flat.md")), "http://h/");
+    assert_eq!(folder_of(&url("http://h/skills/a/")), "http://h/skills/a/");
+}
+
+#[test]
+fn lists_an_index_with_absolute_and_relative_urls() {
+    let server = Server::start(&[]);
+    let index = format!(
+        r#"{{"skills":[
+            {{"name":"relative","description":"A relative one.","url":"relative/SKILL.md"}},
+            {{"name":"rooted","description":"Rooted.","url":"/elsewhere/rooted/SKILL.md","whenToUse":"Sometimes."}},
+            {{"name":"absolute","description":"Absolute.","url":"{}","invocation":{{"modelInvocable":false,"userInvocable":true}}}}
+        ]}}"#,
+        server.url("/other/absolute.md")
+    );
+    server.set("/skills/index.json", body(&index));
+    let listing = provider(&server, &["/skills/index.json"]).list(None).unwrap();
+    assert!(listing.complete);
+    assert_eq!(listing.skipped, vec![]);
+    assert_eq!(
+        listing.candidates[0],
+        SkillCandidate {
+            name: "relative".into(),
+            description: "A relative one.".into(),
+            when_to_use: None,
+            invocation: InvocationPolicy::default(),
+            source: "remote".into(),
+            provider: "remote".into(),
+            resource_base: Some(ResourceBase::Url { url: server.url("/skills/relative/") }),
+            rank: 350,
+            path: Some(PathBuf::from(server.url("/skills/relative/SKILL.md"))),
+            metadata: None,
+        }
+    );
+    assert_eq!(listing.candidates[1].path, Some(PathBuf::from(server.url("/elsewhere/rooted/SKILL.md"))));
+    assert_eq!(listing.candidates[1].when_to_use.as_deref(), Some("Sometimes."));
+    assert_eq!(listing.candidates[2].resource_base, Some(ResourceBase::Url { url: server.url("/other/") }));
+    assert_eq!(listing.candidates[2].invocation, InvocationPolicy { model_invocable: false, user_invocable: true });
+    // Listing fetches the index only, never the skill files.
+    assert_eq!(server.requests(), ["/skills/index.json"]);
+}
+
+#[test]
+fn load_fetches_the_file_every_time_and_returns_its_body() {
+    let server = Server::start(&[
+        ("/index.json", body(r#"{"skills":[{"name":"triage","description":"Triage.","url":"s/triage/SKILL.md"}]}"#)),
+        ("/s/triage/SKILL.md", body(&skill_file("triage", "metadata:\n  team: core\n"))),
+    ]);
+    let provider = provider(&server, &["/index.json"]);
+    let candidate = provider.list(None).unwrap().candidates.remove(0);
+    let loaded = provider.load(None, &candidate).unwrap().unwrap();
+    assert_eq!(loaded.content, "# triage\n\nSteps.");
+    assert_eq!(loaded.summary.name, "triage");
+    assert_eq!(loaded.summary.description, "The triage skill.");
+    assert_eq!(loaded.summary.resource_base, Some(ResourceBase::Url { url: server.url("/s/triage/") }));
+    assert_eq!(loaded.summary.metadata, Some(serde_json::json!({"team": "core"})));
+    assert_eq!((loaded.summary.source.as_str(), loaded.summary.rank), ("remote", 350));
+
+    server.set("/s/triage/SKILL.md", body(&skill_file("triage", "").replace("Steps.", "New steps.")));
+    assert_eq!(provider.load(None, &candidate).unwrap().unwrap().content, "# triage\n\nNew steps.");
+    assert_eq!(server.requests(), ["/index.json", "/s/triage/SKILL.md", "/s/triage/SKILL.md"]);
+}
+
+#[test]
+fn a_file_that_names_another_skill_is_returned_renamed() {
+    let server = Server::start(&[
+        ("/index.json", body(r#"{"skills":[{"name":"old-name","description":"Old.","url":"old-name.md"}]}"#)),
+        ("/old-name.md", body(&skill_file("new-name", ""))),
+    ]);
+    let provider = provider(&server, &["/index.json"]);
+    let candidate = provider.list(None).unwrap().candidates.remove(0);
+    assert_eq!(provider.load(None, &candidate).unwrap().unwrap().summary.name, "new-name");
+
+    // Through the registry, the renamed skill is unknown.
+    let registry = crate::SkillRegistry::new();
+    registry.register_provider(Arc::new(provider));
+    assert_eq!(registry.get(None, "old-name"), Ok(None));
+}
+
+#[test]
+fn the_policy_is_the_stricter_of_the_index_and_the_file() {
+    let server = Server::start(&[
+        (
+            "/index.json",
+            body(
+                r#"{"skills":[
+                    {"name":"a","description":"A.","url":"a.md","invocation":{"modelInvocable":false,"userInvocable":true}},
+                    {"name":"b","description":"B.","url":"b.md"}]}"#,
+            ),
+        ),
+        ("/a.md", body(&skill_file("a", ""))),
+        ("/b.md", body(&skill_file("b", "user-invocable: false\n"))),
+    ]);
+    let provider = provider(&server, &["/index.json"]);
+    let listing = provider.list(None).unwrap();
+    let policy = |index: usize| provider.load(None, &listing.candidates[index]).unwrap().unwrap().summary.invocation;
+    assert_eq!(policy(0), InvocationPolicy { model_invocable: false, user_invocable: true });
+    assert_eq!(policy(1), InvocationPolicy { model_invocable: true, user_invocable: false });
+}
+
+#[test]
+fn load_failures_are_errors_and_a_missing_file_is_gone() {
+    let server = Server::start(&[
+        (
+            "/index.json",
+            body(
+                r#"{"skills":[
+                    {"name":"gone","description":"Gone.","url":"gone.md"},
+                    {"name":"broken","description":"Broken.","url":"broken.md"},
+                    {"name":"invalid","description":"Invalid.","url":"invalid.md"},
+                    {"name":"slow","description":"Slow.","url":"slow.md"}]}"#,
+            ),
+        ),
+        ("/broken.md", Reply::Status(500)),
+        ("/invalid.md", body("no frontmatter")),
+        ("/slow.md", Reply::Hang),
+    ]);
+    let provider = provider(&server, &["/index.json"]);
+    let listing = provider.list(None).unwrap();
+    let load = |index: usize| provider.load(None, &listing.candidates[index]);
+    assert_eq!(load(0), Ok(None));
+    assert_eq!(
+        load(1),
+        Err(ProviderError(format!("cannot fetch skill file {}: HTTP status 500", server.url("/broken.md"))))
+    );
+    assert_eq!(
+        load(2),
+        Err(ProviderError(format!(
+            "skill file {} is not a valid skill file: missing frontmatter (the first line must be exactly `---`)",
+            server.url("/invalid.md")
+        )))
+    );
+    assert_eq!(
+        load(3),
+        Err(ProviderError(format!("cannot fetch skill file {}: timed out after 300 ms", server.url("/slow.md"))))
+    );
+}
+
+#[test]
+fn an_index_that_cannot_be_read_fails_the_listing() {
+    let server = Server::start(&[
+        ("/hang.json", Reply::Hang),
+        ("/error.json", Reply::Status(500)),
+        ("/malformed.json", body(r#"{"skills": [ {"name": "#)),
+        ("/wrong-shape.json", body(r#"{"skill": []}"#)),
+        ("/binary.json", Reply::Body(vec![b'"', 0xff, b'"'])),
+        ("/huge.json", Reply::Body(vec![b' '; MAX_INDEX_BYTES as usize + 1])),
+    ]);
+    let fail = |path: &str| provider(&server, &[path]).list(None).unwrap_err().0;
+    let url = |path: &str| server.url(path);
+    assert_eq!(fail("/hang.json"), format!("{}: cannot read skill index: timed out after 300 ms", url("/hang.json")));
+    assert_eq!(fail("/error.json"), format!("{}: cannot read skill index: HTTP status 500", url("/error.json")));
+    assert_eq!(fail("/missing.json"), format!("{}: cannot read skill index: HTTP status 404", url("/missing.json")));
+    assert!(
+        fail("/malformed.json")
+            .starts_with(&format!("{}: cannot read skill index: malformed index JSON: ", url("/malformed.json"))),
+        "{}",
+        fail("/malformed.json")
+    );
+    assert_eq!(
+        fail("/wrong-shape.json"),
+        format!(
+            "{}: cannot read skill index: malformed index: expected an object with a `skills` array",
+            url("/wrong-shape.json")
+        )
+    );
+    assert_eq!(
+        fail("/binary.json"),
+        format!("{}: cannot read skill index: not UTF-8 text (invalid byte at offset 1)", url("/binary.json"))
+    );
+    assert_eq!(
+        fail("/huge.json"),
+        format!("{}: cannot read skill index: larger than the 1024 KiB limit", url("/huge.json"))
+    );
+
+    // Through the registry: a warning and an incomplete snapshot, no skills.
+    let registry = crate::SkillRegistry::new();
+    registry.register_provider(Arc::new(provider(&server, &["/error.json"])));
+    let snapshot = registry.snapshot(None);
+    assert!(!snapshot.complete);
+    assert_eq!(snapshot.skills, vec![]);
+    assert_eq!(
+        snapshot.warnings,
+        [format!(
+            "skill provider \"remote\" skipped: {}: cannot read skill index: HTTP status 500",
+            url("/error.json")
+        )]
+    );
+}
+
+#[test]
+fn a_failing_index_beside_a_good_one_makes_the_listing_incomplete() {
+    let server = Server::start(&[
+        ("/good.json", body(r#"{"skills":[{"name":"good","description":"Good.","url":"good.md"}]}"#)),
+        ("/bad.json", Reply::Status(503)),
+    ]);
+    let listing = provider(&server, &["/bad.json", "/good.json"]).list(None).unwrap();
+    assert!(!listing.complete);
+    assert_eq!(names(&listing), ["good"]);
+    assert_eq!(
+        listing.skipped,
+        [SkippedFile {
+            path: PathBuf::from(server.url("/bad.json")),
+            reason: "cannot read skill index: HTTP status 503".into()
+        }]
+    );
+}
+
+#[test]
+fn malformed_entries_are_skipped_with_a_reason() {
+    let server = Server::start(&[(
+        "/index.json",
+        body(
+            r#"{"skills":[
+                {"name":"ok","description":"Fine.","url":"ok.md","whenToUse":3},
+                "not an object",
+                {"name":"no-url","description":"D."},
+                {"name":"Bad_Name","description":"D.","url":"bad.md"},
+                {"name":"no-description","url":"nd.md"},
+                {"name":"bad-policy","description":"D.","url":"bp.md","invocation":{"modelInvocable":"yes","userInvocable":true}},
+                {"name":"secure","description":"D.","url":"https://example.invalid/s.md"},
+                {"name":"ok","description":"Duplicate, resolved by the registry.","url":"ok2.md"}
+            ]}"#,
+        ),
+    )]);
+    let listing = provider(&server, &["/index.json"]).list(None).unwrap();
+    assert!(listing.complete);
+    assert_eq!(names(&listing), ["ok", "ok"]);
+    assert_eq!(listing.candidates[0].when_to_use, None);
+    let skipped: Vec<(String, String)> =
+        listing.skipped.iter().map(|s| (s.path.display().to_string(), s.reason.clone())).collect();
+    let index = server.url("/index.json");
+    assert_eq!(
+        skipped,
+        [
+            (format!("{index}#2"), "index entry without a `url` string".to_string()),
+            (format!("{index}#3"), "index entry without a `url` string".to_string()),
+            (
+                server.url("/bad.md"),
+                "`name` \"Bad_Name\" does not match the skill-name grammar ^[a-z0-9]+(?:-[a-z0-9]+)*$".to_string()
+            ),
+            (server.url("/nd.md"), "skill \"no-description\": `description` must be a non-empty string".to_string()),
+            (
+                server.url("/bp.md"),
+                "skill \"bad-policy\": malformed `invocation`: invalid type: string \"yes\", expected a boolean"
+                    .to_string()
+            ),
+            ("https://example.invalid/s.md".to_string(), HTTPS_UNSUPPORTED.to_string()),
+        ]
+    );
+}
+
+#[test]
+fn an_empty_provider_lists_nothing_completely() {
+    let listing = RemoteProvider::new(Vec::new()).list(None).unwrap();
+    assert_eq!(listing, Listing { complete: true, ..Listing::default() });
+}

@@ -1,0 +1,45 @@
+// What can go wrong in the host, worded as the Rust host words it (its
+// `HostError`), so both hosts print the same `error: …` line.
+
+export class HostError extends Error {
+  constructor(kind, message) {
+    super(message);
+    this.name = 'HostError';
+    this.kind = kind;
+  }
+
+  /** The component could not be transpiled, compiled or started. */
+  static load(reason) {
+    return new HostError('load', `cannot load the plugin component: ${reason}`);
+  }
+
+  /** The plugin refused its configuration; the text is the plugin's. */
+  static config(message) {
+    return new HostError('config', message);
+  }
+
+  static timeout(call, timeoutMs) {
+    return new HostError('timeout', `plugin call \`${call}\` exceeded its deadline of ${timeoutMs} ms`);
+  }
+
+  static memory(call, limitBytes) {
+    return new HostError(
+      'memory',
+      `plugin call \`${call}\` exceeded its memory cap of ${Math.floor(limitBytes / (1024 * 1024))} MiB`,
+    );
+  }
+
+  static trap(call, reason, stderr) {
+    const suffix = stderr === '' ? '' : ` (guest stderr: ${stderr})`;
+    return new HostError('trap', `plugin call \`${call}\` trapped: ${reason}${suffix}`);
+  }
+
+  static invalidOutput(call, reason) {
+    return new HostError('invalid-output', `plugin call \`${call}\` returned invalid output: ${reason}`);
+  }
+
+  /** A scenario or input is malformed. */
+  static input(message) {
+    return new HostError('input', message);
+  }
+}

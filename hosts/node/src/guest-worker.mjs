@@ -1,0 +1,77 @@
+// The plugin's thread. Runs the transpiled component and nothing else, so the
+// main thread can end a call at its deadline by terminating this Worker.
+//
+// The component's imports are synchronous, and the registry and the session
+// live on the main thread: an import posts its arguments on `importPort` and
+// sleeps on `signal` (Atomics.wait) until the main thread has posted the
+// answer and woken it; `receiveMessageOnPort` then reads the answer
+// synchronously.
+
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+
+import { sandboxWasi } from './sandbox-wasi.mjs';
+
+const { moduleUrl, core, importPort, signal } = workerData;
+const flag = new Int32Array(signal);
+
+/** A failure of the host while answering an import: it traps the guest. */
+class HostImportError extends Error {}
+
+function hostCall(name, args) {
+  Atomics.store(flag, 0, 0);
+  importPort.postMessage({ name, args });
+  Atomics.wait(flag, 0, 0);
+  const reply = receiveMessageOnPort(importPort);
+  if (!reply) throw new HostImportError(`no answer from the host for ${name}`);
+  if ('failure' in reply.message) throw new HostImportError(reply.message.failure);
+  return reply.message.value;
+}
+
+const wasi = sandboxWasi();
+const imports = {
+  ...wasi.imports,
+  'dsh:skill/registry': {
+    snapshot: (cwd, known) => hostCall('snapshot', [cwd, known]),
+    listSkills: (cwd) => hostCall('listSkills', [cwd]),
+    getSkill: (cwd, name) => hostCall('getSkill', [cwd, name]),
+  },
+  'dsh:skill/session': {
+    listUserMessages: (filters, before, limit) => hostCall('listUserMessages', [filters, before, limit]),
+    getUserMessage: (seq) => hostCall('getUserMessage', [seq]),
+  },
+};
+
+const { instantiate } = await import(moduleUrl);
+let plugin = null;
+
+/** jco throws a `ComponentError` carrying the WIT `err` value as `payload`. */
+function isDomainError(error) {
+  return error instanceof Error && error.constructor.name === 'ComponentError' && Object.hasOwn(error, 'payload');
+}
+
+parentPort.on('message', ({ id, call, args }) => {
+  try {
+    // Instantiation runs the guest's start code: it happens inside the first
+    // call, under that call's deadline.
+    plugin ??= instantiate((name) => core[name], imports)['dsh:skill/plugin@0.1.0'];
+    let result;
+    try {
+      result = { tag: 'ok', val: plugin[call](...args) };
+    } catch (error) {
+      if (!isDomainError(error)) throw error;
+      result = { tag: 'err', val: error.payload };
+    }
+    parentPort.postMessage({ id, result });
+  } catch (error) {
+    parentPort.postMessage({
+      id,
+      trap: {
+        kind: error?.name === 'GuestExit' ? 'exit' : error instanceof HostImportError ? 'host' : 'trap',
+        reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stderr: wasi.stderr(),
+      },
+    });
+  }
+});
+
+parentPort.postMessage({ ready: true });

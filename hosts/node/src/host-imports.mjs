@@ -1,0 +1,155 @@
+// The host side of the plugin's imports (`dsh:skill/registry` and
+// `dsh:skill/session`), answering for one call at a time: the call's
+// registry, session and abort flag. Values are in jco's shapes: `u64` is a
+// BigInt, `option` is a value or undefined, a `result` is `{tag:'ok'|'err',
+// val}`, a variant is `{tag, val}`.
+
+import { RegistryFailure } from './registry.mjs';
+import { isObject, stringify } from './json.mjs';
+
+/** The most references one page carries, whatever the plugin asks for. */
+export const MAX_PAGE = 256;
+
+const ok = (val) => ({ tag: 'ok', val });
+const err = (val) => ({ tag: 'err', val });
+const ABORTED = err({ tag: 'aborted' });
+
+function summary(candidate) {
+  return {
+    name: candidate.name,
+    description: candidate.description,
+    invocation: { ...candidate.invocation },
+    provider: candidate.provider,
+    source: candidate.source,
+    path: candidate.path ?? undefined,
+  };
+}
+
+function resourceBaseToWit(base) {
+  if (base === null || base === undefined) return undefined;
+  switch (base.kind) {
+    case 'directory': return { tag: 'directory', val: base.path };
+    case 'url': return { tag: 'url', val: base.url };
+    default: return { tag: 'opaque', val: base.description };
+  }
+}
+
+/** Stored content blocks as WIT blocks: `{"type":"text","text":…}` is text, anything else its JSON. */
+export function contentToWit(blocks) {
+  return blocks.map((block) =>
+    isObject(block) && block.type === 'text' && typeof block.text === 'string'
+      ? { tag: 'text', val: block.text }
+      : { tag: 'other', val: stringify(block) },
+  );
+}
+
+/**
+ * What one plugin call may reach. `registry` and `session` may be null (the
+ * call needs none); `aborted()` says whether the step was aborted.
+ */
+export class CallHost {
+  constructor({ registry = null, session = null, aborted = () => false } = {}) {
+    this.registry = registry;
+    this.session = session;
+    this.aborted = aborted;
+  }
+
+  snapshot(cwd, known) {
+    if (this.aborted()) return ABORTED;
+    if (this.registry === null) return ok({ tag: 'changed', val: { complete: true, revision: 0n, skills: [] } });
+    const snapshot = this.registry.snapshot(cwd ?? null);
+    if (this.aborted()) return ABORTED;
+    // Revisions are unique in the process, so the plugin's copy of this
+    // revision is exactly this list: nothing needs to cross again.
+    if (snapshot.complete && known === snapshot.revision) return ok({ tag: 'unchanged' });
+    return ok({
+      tag: 'changed',
+      val: {
+        complete: snapshot.complete,
+        revision: snapshot.revision,
+        skills: snapshot.skills.map((winner) => summary(winner.candidate)),
+      },
+    });
+  }
+
+  listSkills(cwd) {
+    if (this.aborted()) return ABORTED;
+    if (this.registry === null) return ok([]);
+    try {
+      return ok(this.registry.list(cwd ?? null).skills.map((winner) => summary(winner.candidate)));
+    } catch (error) {
+      if (error instanceof RegistryFailure) return err({ tag: 'failed', val: error.message });
+      throw error;
+    }
+  }
+
+  getSkill(cwd, name) {
+    if (this.aborted()) return ABORTED;
+    if (this.registry === null) return ok(undefined);
+    let definition;
+    try {
+      definition = this.registry.get(cwd ?? null, name);
+    } catch (error) {
+      if (error instanceof RegistryFailure) return err({ tag: 'failed', val: error.message });
+      throw error;
+    }
+    if (definition === null) return ok(undefined);
+    const skill = definition.summary;
+    return ok({
+      name: skill.name,
+      description: skill.description,
+      invocation: { ...skill.invocation },
+      provider: skill.provider,
+      resourceBase: resourceBaseToWit(skill.resourceBase),
+      path: skill.path ?? undefined,
+      content: definition.content,
+    });
+  }
+
+  /**
+   * A page of user-message references matching any filter, newest first,
+   * seqs below `before`; `next` is set only when a further match exists.
+   */
+  listUserMessages(filters, before, limit) {
+    const session = this.session;
+    if (session === null) return { refs: [], next: undefined };
+    const size = Math.min(Math.max(limit, 1), MAX_PAGE);
+    const matches = (filter, source) =>
+      isObject(source) &&
+      source.kind === filter.kind &&
+      (filter.plugin === undefined || filter.plugin === null || source.plugin === filter.plugin);
+    // Newest first across the filters' kinds (each kind read once), merged by seq.
+    const kinds = [...new Set(filters.map((filter) => filter.kind))];
+    const streams = kinds.map((kind) => {
+      const messages = session.userMessagesOfKind(kind);
+      let index = messages.length - 1;
+      while (index >= 0 && before !== undefined && before !== null && messages[index].seq >= before) index -= 1;
+      return { messages, index };
+    });
+    const refs = [];
+    let next;
+    for (;;) {
+      let newest = null;
+      for (const stream of streams) {
+        if (stream.index < 0) continue;
+        if (newest === null || stream.messages[stream.index].seq > newest.messages[newest.index].seq) newest = stream;
+      }
+      if (newest === null) break;
+      const event = newest.messages[newest.index];
+      newest.index -= 1;
+      if (!filters.some((filter) => matches(filter, event.source))) continue;
+      if (refs.length === size) {
+        next = refs[refs.length - 1].seq;
+        break;
+      }
+      refs.push({ seq: event.seq, visible: session.isVisible(event.seq) });
+    }
+    return { refs, next };
+  }
+
+  getUserMessage(seq) {
+    const event = this.session?.userMessage(seq);
+    if (event === undefined) return undefined;
+    return { source: stringify(event.source), content: contentToWit(event.content) };
+  }
+}

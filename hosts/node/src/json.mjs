@@ -1,0 +1,381 @@
+// JSON as the Rust host reads and writes it (serde_json 1 with default
+// features), so that both hosts hand the plugin the same bytes and print the
+// same document:
+// - numbers keep their kind: an integer literal is an integer (a JS number
+//   when it is a safe integer, a BigInt when it needs 64 bits), anything
+//   else is an `F64`, printed as Rust prints an f64 (`1.0`, `1e21`);
+// - objects print with their keys sorted by code point (serde_json's map is
+//   a BTreeMap), compactly or pretty with a one-space indent;
+// - the parser is strict where serde_json is: no lone surrogates, no control
+//   characters in strings, no numbers out of the f64 range, depth ≤ 128.
+
+/** A JSON number that serde_json holds as an f64 (it had a fraction or an exponent, or did not fit 64 bits). */
+export class F64 {
+  /** @param {number} value */
+  constructor(value) {
+    this.value = value;
+  }
+}
+
+/** An error in JSON text, with serde_json's "at line L column C" suffix. */
+export class JsonSyntaxError extends Error {}
+
+const U64_MAX = (1n << 64n) - 1n;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+const MAX_DEPTH = 128;
+const NUMBER = /(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?/y;
+
+/** Whether `value` is a JSON object (not an array, not a number wrapper). */
+export function isObject(value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof F64);
+}
+
+/** serde_json's `as_u64`: the value as a BigInt when it is an integer in u64, else undefined. */
+export function asU64(value) {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return BigInt(value);
+  if (typeof value === 'bigint' && value >= 0n && value <= U64_MAX) return value;
+  return undefined;
+}
+
+/** serde_json's `as_i64`: the value as a BigInt when it is an integer in i64, else undefined. */
+export function asI64(value) {
+  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+  if (typeof value === 'bigint' && value >= I64_MIN && value <= I64_MAX) return value;
+  return undefined;
+}
+
+/** Parses JSON text as serde_json does; throws `JsonSyntaxError`. */
+export function parse(text) {
+  let at = 0;
+  const fail = (message, position = at) => {
+    let line = 1;
+    let column = 0;
+    for (let i = 0; i < position && i < text.length; i++) {
+      if (text[i] === '\n') {
+        line += 1;
+        column = 0;
+      } else {
+        column += 1;
+      }
+    }
+    throw new JsonSyntaxError(`${message} at line ${line} column ${Math.max(column, 1)}`);
+  };
+  const skipSpace = () => {
+    while (at < text.length) {
+      const c = text[at];
+      if (c === ' ' || c === '\n' || c === '\r' || c === '\t') at += 1;
+      else break;
+    }
+  };
+  const literal = (word, value) => {
+    if (text.startsWith(word, at)) {
+      at += word.length;
+      return value;
+    }
+    return fail('expected value', at + 1);
+  };
+  const string = () => {
+    at += 1; // the opening quote
+    let out = '';
+    let start = at;
+    for (;;) {
+      if (at >= text.length) fail('EOF while parsing a string');
+      const code = text.charCodeAt(at);
+      if (code === 0x22) {
+        out += text.slice(start, at);
+        at += 1;
+        return out;
+      }
+      if (code < 0x20) fail('control character (\\u0000-\\u001F) found while parsing a string', at + 1);
+      if (code >= 0xd800 && code <= 0xdfff) {
+        // The text came from UTF-8, so a surrogate here is half of a pair.
+        const next = text.charCodeAt(at + 1);
+        if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) fail('invalid unicode code point', at + 1);
+        at += 2;
+        continue;
+      }
+      if (code !== 0x5c) {
+        at += 1;
+        continue;
+      }
+      out += text.slice(start, at);
+      const escape = text[at + 1];
+      at += 2;
+      switch (escape) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          const unit = hex4();
+          if (unit >= 0xdc00 && unit <= 0xdfff) fail('lone leading surrogate in hex escape');
+          if (unit >= 0xd800 && unit <= 0xdbff) {
+            if (text[at] !== '\\' || text[at + 1] !== 'u') fail('unexpected end of hex escape');
+            at += 2;
+            const low = hex4();
+            if (!(low >= 0xdc00 && low <= 0xdfff)) fail('lone leading surrogate in hex escape');
+            out += String.fromCharCode(unit, low);
+          } else {
+            out += String.fromCharCode(unit);
+          }
+          break;
+        }
+        case undefined: fail('EOF while parsing a string'); break;
+        default: fail('invalid escape');
+      }
+      start = at;
+    }
+  };
+  const hex4 = () => {
+    const digits = text.slice(at, at + 4);
+    if (!/^[0-9a-fA-F]{4}$/.test(digits)) fail('invalid escape');
+    at += 4;
+    return parseInt(digits, 16);
+  };
+  const number = () => {
+    NUMBER.lastIndex = at;
+    const match = NUMBER.exec(text);
+    if (!match) return fail('invalid number', at + 1);
+    at += match[0].length;
+    const next = text[at];
+    if (next !== undefined && /[0-9.eE]/.test(next)) fail('invalid number');
+    const parsed = serdeNumber(match);
+    if (parsed === null) fail('number out of range');
+    return parsed;
+  };
+  const value = (depth) => {
+    skipSpace();
+    if (at >= text.length) fail('EOF while parsing a value');
+    const c = text[at];
+    if (c === '{' || c === '[') {
+      if (depth >= MAX_DEPTH) fail('recursion limit exceeded', at + 1);
+      return c === '{' ? object(depth + 1) : array(depth + 1);
+    }
+    if (c === '"') return string();
+    if (c === 't') return literal('true', true);
+    if (c === 'f') return literal('false', false);
+    if (c === 'n') return literal('null', null);
+    if (c === '-' || (c >= '0' && c <= '9')) return number();
+    return fail('expected value', at + 1);
+  };
+  const array = (depth) => {
+    at += 1;
+    const items = [];
+    skipSpace();
+    if (text[at] === ']') {
+      at += 1;
+      return items;
+    }
+    for (;;) {
+      items.push(value(depth));
+      skipSpace();
+      if (text[at] === ',') {
+        at += 1;
+        skipSpace();
+        if (text[at] === ']') fail('trailing comma', at + 1);
+        continue;
+      }
+      if (text[at] === ']') {
+        at += 1;
+        return items;
+      }
+      fail(at >= text.length ? 'EOF while parsing a list' : 'expected `,` or `]`', at + 1);
+    }
+  };
+  const object = (depth) => {
+    at += 1;
+    // A null prototype: a key such as `__proto__` is data, as in serde_json.
+    const fields = Object.create(null);
+    skipSpace();
+    if (text[at] === '}') {
+      at += 1;
+      return fields;
+    }
+    for (;;) {
+      skipSpace();
+      if (text[at] !== '"') fail(at >= text.length ? 'EOF while parsing an object' : 'key must be a string', at + 1);
+      const key = string();
+      skipSpace();
+      if (text[at] !== ':') fail(at >= text.length ? 'EOF while parsing an object' : 'expected `:`', at + 1);
+      at += 1;
+      fields[key] = value(depth);
+      skipSpace();
+      if (text[at] === ',') {
+        at += 1;
+        skipSpace();
+        if (text[at] === '}') fail('trailing comma', at + 1);
+        continue;
+      }
+      if (text[at] === '}') {
+        at += 1;
+        return fields;
+      }
+      fail(at >= text.length ? 'EOF while parsing an object' : 'expected `,` or `}`', at + 1);
+    }
+  };
+  const result = value(0);
+  skipSpace();
+  if (at < text.length) fail('trailing characters', at + 1);
+  return result;
+}
+
+// Powers of ten as f64 literals, 1e0 ..= 1e308, as serde_json's table.
+const POW10 = Array.from({ length: 309 }, (_, n) => Number(`1e${n}`));
+const I32_MAX = 2 ** 31 - 1;
+
+/** serde_json's `overflow!(a * 10 + b, max)`. */
+function overflows(a, digit, max) {
+  return a >= max / 10n && (a > max / 10n || digit > max % 10n);
+}
+
+/** serde_json's `f64_from_parts` (without `float_roundtrip`): one scaling by a power of ten. */
+function f64FromParts(negative, significand, exponent) {
+  let f = Number(significand);
+  for (;;) {
+    const pow = POW10[Math.abs(exponent)];
+    if (pow !== undefined) {
+      if (exponent >= 0) {
+        f *= pow;
+        if (!Number.isFinite(f)) return null;
+      } else {
+        f /= pow;
+      }
+      break;
+    }
+    if (f === 0) break;
+    if (exponent >= 0) return null;
+    f /= 1e308;
+    exponent += 308;
+  }
+  return new F64(negative ? -f : f);
+}
+
+/**
+ * A number literal as serde_json reads it: an integer that fits u64 (or i64
+ * when negative) stays an integer; anything else becomes an f64 computed as
+ * serde_json computes it (digits past u64 are dropped, then one scaling by a
+ * power of ten), so both hosts see the same value. Null: out of range.
+ */
+function serdeNumber([, minus, integer, fraction, exponentSign, exponentDigits]) {
+  const negative = minus === '-';
+  let significand = 0n;
+  let exponent = 0;
+  let long = false;
+  for (const char of integer) {
+    const digit = BigInt(char.charCodeAt(0) - 48);
+    if (long || overflows(significand, digit, U64_MAX)) {
+      long = true;
+      exponent += 1;
+    } else {
+      significand = significand * 10n + digit;
+    }
+  }
+  if (fraction === undefined && exponentDigits === undefined) {
+    if (long) return f64FromParts(negative, significand, exponent);
+    if (!negative) return significand <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(significand) : significand;
+    const value = -significand;
+    // `-0` and values below i64 become f64, as in serde_json.
+    if (value === 0n || value < I64_MIN) return new F64(-Number(significand));
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value;
+  }
+  if (fraction !== undefined) {
+    for (const char of fraction) {
+      const digit = BigInt(char.charCodeAt(0) - 48);
+      if (overflows(significand, digit, U64_MAX)) break;
+      significand = significand * 10n + digit;
+      exponent -= 1;
+    }
+  }
+  if (exponentDigits !== undefined) {
+    let value = 0;
+    for (const char of exponentDigits) {
+      const digit = char.charCodeAt(0) - 48;
+      if (value >= I32_MAX / 10 && (value > Math.floor(I32_MAX / 10) || digit > I32_MAX % 10)) {
+        // An exponent past i32: zero, or out of range when it grows a non-zero value.
+        if (significand !== 0n && exponentSign !== '-') return null;
+        return new F64(negative ? -0 : 0);
+      }
+      value = value * 10 + digit;
+    }
+    const combined = exponentSign === '-' ? exponent - value : exponent + value;
+    exponent = Math.max(-(2 ** 31), Math.min(I32_MAX, combined));
+  }
+  return f64FromParts(negative, significand, exponent);
+}
+
+/** Compares strings by Unicode code point, as Rust orders `String`s. */
+export function compareCodePoints(a, b) {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // UTF-16 order differs from code point order only when one side is a
+    // surrogate (a code point above U+FFFF) and the other is at or above U+E000.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys && (xs ? y >= 0xe000 : x >= 0xe000)) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** An f64 as serde_json writes it: shortest digits, `.0` on integral values, `e+N`/`e-N` outside 1e-5..1e16. */
+export function formatF64(x) {
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const sign = x < 0 ? '-' : '';
+  const [mantissa, exponentText] = Math.abs(x).toExponential().split('e');
+  const digits = mantissa.replace('.', '');
+  const length = digits.length;
+  const kk = Number(exponentText) + 1; // 10^(kk-1) <= |x| < 10^kk
+  let body;
+  if (kk >= length && kk <= 16) body = digits + '0'.repeat(kk - length) + '.0';
+  else if (kk > 0 && kk <= 16) body = `${digits.slice(0, kk)}.${digits.slice(kk)}`;
+  else if (kk > -5 && kk <= 0) body = `0.${'0'.repeat(-kk)}${digits}`;
+  else {
+    const exponent = kk - 1 < 0 ? `e${kk - 1}` : `e+${kk - 1}`;
+    body = length === 1 ? digits + exponent : `${digits[0]}.${digits.slice(1)}${exponent}`;
+  }
+  return sign + body;
+}
+
+function number(value) {
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof F64) return formatF64(value.value);
+  return Number.isInteger(value) ? String(value) : formatF64(value);
+}
+
+/** serde_json's `Value::to_string()`: compact, keys sorted. */
+export function stringify(value) {
+  if (value === null || value === undefined) return 'null';
+  switch (typeof value) {
+    case 'string': return JSON.stringify(value);
+    case 'boolean': return value ? 'true' : 'false';
+    case 'number':
+    case 'bigint': return number(value);
+    default:
+  }
+  if (value instanceof F64) return number(value);
+  if (Array.isArray(value)) return `[${value.map(stringify).join(',')}]`;
+  const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort(compareCodePoints);
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${stringify(value[key])}`).join(',')}}`;
+}
+
+/** serde_json's pretty printer with a one-space indent, as `skill-host` prints documents. */
+export function pretty(value, indent = '') {
+  if (value instanceof F64 || value === null || typeof value !== 'object') return stringify(value);
+  const inner = `${indent} `;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '[]';
+    return `[\n${value.map((item) => inner + pretty(item, inner)).join(',\n')}\n${indent}]`;
+  }
+  const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort(compareCodePoints);
+  if (keys.length === 0) return '{}';
+  const lines = keys.map((key) => `${inner}${JSON.stringify(key)}: ${pretty(value[key], inner)}`);
+  return `{\n${lines.join(',\n')}\n${indent}}`;
+}

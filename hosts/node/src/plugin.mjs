@@ -1,0 +1,217 @@
+// The plugin as the host uses it: each export called in the sandbox, and
+// everything it returns checked before use. Messages are user-message `data`
+// objects as the session log stores them (`content`, `source`, `role`, `id`);
+// a decision is `{ enter: [data…] }` or `{ reject: reason | null }`.
+
+import { HostError } from './errors.mjs';
+import { CallHost, contentToWit } from './host-imports.mjs';
+import { isObject, parse, stringify } from './json.mjs';
+import { DEFAULT_LIMITS, PluginRuntime } from './runtime.mjs';
+import { newMessageId } from './session.mjs';
+
+/** The source of the catalog messages the plugin writes (SPEC §3.1). */
+export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-skill' });
+
+/** A user-message `data` object with one text block and a fresh id. */
+export function userMessage(source, text) {
+  return { content: [{ type: 'text', text }], source, role: 'user', id: newMessageId() };
+}
+
+/** The text of a message whose content is exactly one text block, else undefined. */
+export function singleText(data) {
+  const content = isObject(data) ? data.content : undefined;
+  if (!Array.isArray(content) || content.length !== 1) return undefined;
+  const [block] = content;
+  return isObject(block) && block.type === 'text' && typeof block.text === 'string' ? block.text : undefined;
+}
+
+export class Plugin {
+  #runtime;
+
+  constructor(runtime) {
+    this.#runtime = runtime;
+  }
+
+  /** Loads `component` (bytes) and checks that it accepts `config` (JSON text). */
+  static async create(component, config = '{}', limits = DEFAULT_LIMITS, options = {}) {
+    return new Plugin(await PluginRuntime.create(component, config, limits, options));
+  }
+
+  /** Ends the plugin's thread. */
+  close() {
+    return this.#runtime.close();
+  }
+
+  /** The `skill` tool's definition, as the plugin declares it. */
+  async definition() {
+    const { val } = await this.#runtime.call('definition', 'definition', [], new CallHost());
+    let parameters;
+    try {
+      parameters = parse(val.parameters);
+    } catch (error) {
+      throw HostError.invalidOutput('definition', `parameters are not JSON: ${error.message}`);
+    }
+    return { name: val.name, description: val.description, parameters };
+  }
+
+  /**
+   * Runs the pre-step. `input` is `{ sessionKey, cwd, toolView, aborted }`
+   * (`aborted` a function, consulted before the call and by every registry
+   * import). Resolves to `{ decision }` or `{ aborted: true }`.
+   */
+  async preStep(registry, session, input, decision) {
+    const aborted = input.aborted ?? (() => false);
+    const cwd = input.cwd ?? null;
+    const context = {
+      session: session.key,
+      cwd: cwd ?? undefined,
+      // What the plugin may have remembered: the registry's cached complete
+      // snapshot for cwd, and the session history's version.
+      registryRevision: registry.cachedRevision(cwd),
+      historyVersion: session.historyVersion,
+      toolView: input.toolView ?? 'visible',
+      aborted: aborted(),
+    };
+    const proposed =
+      'reject' in decision
+        ? { tag: 'reject', val: decision.reject ?? undefined }
+        : { tag: 'enter', val: decision.enter.map(messageToWit) };
+    const host = new CallHost({ registry, session, aborted });
+    const returned = await this.#runtime.call('pre-step', 'preStep', [context, proposed], host);
+    if (returned.tag === 'err') return { aborted: true };
+    return { decision: validateDecision(decision, returned.val) };
+  }
+
+  /** Calls the `skill` tool with the model's JSON `argumentsText`: `{ ok, text }` or `{ error }`. */
+  async invoke(registry, cwd, argumentsText) {
+    const host = new CallHost({ registry });
+    const returned = await this.#runtime.call('invoke', 'invoke', [{ cwd: cwd ?? undefined }, argumentsText], host);
+    if (returned.tag === 'err') return { error: returned.val };
+    const { value, text } = returned.val;
+    const ok = { name: value.name, provider: value.provider };
+    const base = value.resourceBase;
+    if (base !== undefined && base !== null) {
+      ok.resourceBase =
+        base.tag === 'directory'
+          ? { kind: 'directory', path: base.val }
+          : base.tag === 'url'
+            ? { kind: 'url', url: base.val }
+            : { kind: 'opaque', description: base.val };
+    }
+    ok.content = value.content;
+    return { ok, text };
+  }
+
+  /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
+  async systemPrompt(registry, cwd) {
+    const returned = await this.#runtime.call('system-prompt', 'systemPrompt', [cwd ?? undefined], new CallHost({ registry }));
+    if (returned.tag === 'err') throw HostError.invalidOutput('system-prompt', 'reported an abort outside a step');
+    return returned.val;
+  }
+
+  /** Pi's `/skill:NAME args`: the expanded text, or `text` unchanged. */
+  async expand(registry, cwd, text) {
+    const returned = await this.#runtime.call('expand', 'expand', [cwd ?? undefined, text], new CallHost({ registry }));
+    if (returned.tag === 'err') throw HostError.invalidOutput('expand', 'reported an abort outside a step');
+    return returned.val;
+  }
+}
+
+function messageToWit(data) {
+  if (!isObject(data?.source)) throw HostError.input(`a proposed message has no source object: ${stringify(data)}`);
+  if (!Array.isArray(data.content)) throw HostError.input(`a proposed message has no content array: ${stringify(data)}`);
+  return { source: stringify(data.source), content: contentToWit(data.content) };
+}
+
+function sameMessage(a, b) {
+  return (
+    a.source === b.source &&
+    a.content.length === b.content.length &&
+    a.content.every((block, index) => block.tag === b.content[index].tag && block.val === b.content[index].val)
+  );
+}
+
+/**
+ * Checks the plugin's decision against what it was given: a reject comes
+ * back unchanged; an enter may keep or drop the proposed messages (matched
+ * exactly) and add at most one catalog with the plugin's own source, plus
+ * one skill injection per distinct `/name` a user wrote in a proposed message.
+ */
+function validateDecision(proposed, returned) {
+  const invalid = (reason) => HostError.invalidOutput('pre-step', reason);
+  if ('reject' in proposed) {
+    if (returned.tag === 'reject' && (returned.val ?? null) === (proposed.reject ?? null)) return proposed;
+    throw invalid('a reject must be returned unchanged');
+  }
+  if (returned.tag === 'reject') throw invalid('the plugin may not turn an enter into a reject');
+  const invocable = gestureNames(proposed.enter);
+  const unused = proposed.enter.map((data) => ({ message: messageToWit(data), data }));
+  let catalogs = 0;
+  const injected = [];
+  const messages = [];
+  for (const message of returned.val) {
+    const kept = unused.find((slot) => slot !== null && sameMessage(slot.message, message));
+    if (kept) {
+      unused[unused.indexOf(kept)] = null;
+      messages.push(kept.data);
+      continue;
+    }
+    const added = addedMessage(message, invalid);
+    if (added.catalog) {
+      catalogs += 1;
+      if (catalogs > 1) throw invalid('more than one catalog was added');
+    } else {
+      const { name } = added;
+      if (!invocable.includes(name) || injected.includes(name)) {
+        throw invalid(`skill "${name}" was injected without a user's /${name}`);
+      }
+      injected.push(name);
+    }
+    messages.push(added.data);
+  }
+  return { enter: messages };
+}
+
+function addedMessage(message, invalid) {
+  let source;
+  try {
+    source = parse(message.source);
+  } catch (error) {
+    throw invalid(`an added message's source is not JSON: ${error.message}`);
+  }
+  if (message.content.length !== 1 || message.content[0].tag !== 'text') {
+    throw invalid('an added message must be exactly one text block');
+  }
+  const text = message.content[0].val;
+  const keys = isObject(source) ? Object.keys(source) : [];
+  if (keys.length === 2 && source.kind === CATALOG_SOURCE.kind && source.plugin === CATALOG_SOURCE.plugin) {
+    return { catalog: true, data: userMessage(source, text) };
+  }
+  const invocation =
+    keys.length === 3 &&
+    typeof source.name === 'string' &&
+    source.kind === 'skill-invocation' &&
+    source.form === 'instructions';
+  if (invocation) return { catalog: false, name: source.name, data: userMessage(source, text) };
+  throw invalid(
+    `an added message has source ${stringify(source)}; the plugin may only write ${stringify(CATALOG_SOURCE)} or a skill invocation`,
+  );
+}
+
+// Rust's `char::is_whitespace` (Unicode White_Space) plus U+FEFF.
+const TOKEN_BREAK = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+
+/** Every `/name` token in the proposed messages' text blocks. */
+function gestureNames(proposed) {
+  const names = [];
+  for (const data of proposed) {
+    const blocks = isObject(data) && Array.isArray(data.content) ? data.content : [];
+    for (const block of blocks) {
+      if (!isObject(block) || typeof block.text !== 'string') continue;
+      for (const token of block.text.split(TOKEN_BREAK)) {
+        if (token.startsWith('/')) names.push(token.slice(1));
+      }
+    }
+  }
+  return names;
+}

@@ -1,0 +1,223 @@
+// The sandbox: the component compiled once (core modules, memory capped),
+// one Worker that holds a configured instance and is reused between calls,
+// and a deadline on every call. A call that runs past its deadline has its
+// Worker terminated; a call that trapped has its Worker discarded: the
+// instance is never called again, and the next call starts a fresh one.
+
+import { MessageChannel, Worker } from 'node:worker_threads';
+
+import { transpiled } from './component.mjs';
+import { capMemory } from './memory-cap.mjs';
+import { HostError } from './errors.mjs';
+
+/** SPEC §8 defaults: 1 s per call, 64 MiB of linear memory. */
+export const DEFAULT_LIMITS = Object.freeze({ timeoutMs: 1000, memoryBytes: 64 * 1024 * 1024 });
+
+const WORKER_URL = new URL('./guest-worker.mjs', import.meta.url);
+
+export class PluginRuntime {
+  #moduleUrl;
+  #core;
+  #config;
+  #limits;
+  /** The live guest thread, or null. */
+  #guest = null;
+  #nextId = 0;
+  /** Whom the imports of the running call answer for. */
+  #host = null;
+  /** Told each call's name and wall time in milliseconds (bench.mjs). */
+  #onCall;
+  /** Calls run one at a time: one instance, and imports answer for one call. */
+  #queue = Promise.resolve();
+
+  constructor(moduleUrl, core, config, limits, onCall) {
+    this.#moduleUrl = moduleUrl;
+    this.#core = core;
+    this.#config = config;
+    this.#limits = limits;
+    this.#onCall = onCall;
+  }
+
+  /**
+   * Transpiles (or reuses the cached transpilation of) `component`, compiles
+   * it, and configures one instance, so a refused configuration fails here
+   * with the plugin's own text.
+   */
+  static async create(component, config, limits = DEFAULT_LIMITS, { cacheDir, onCall } = {}) {
+    let core;
+    let moduleUrl;
+    try {
+      const files = await transpiled(component, cacheDir);
+      moduleUrl = files.moduleUrl;
+      core = {};
+      for (const [name, bytes] of Object.entries(files.core)) {
+        core[name] = new WebAssembly.Module(capMemory(bytes, limits.memoryBytes));
+      }
+    } catch (error) {
+      throw HostError.load(error instanceof Error ? error.message : String(error));
+    }
+    const runtime = new PluginRuntime(moduleUrl, core, config, limits, onCall);
+    await runtime.#configured('configure');
+    return runtime;
+  }
+
+  get limits() {
+    return this.#limits;
+  }
+
+  /**
+   * Calls export `method` (jco's camelCase name) with `args` on a configured
+   * instance, its imports answered by `host`. Resolves to the WIT result
+   * `{tag, val}` for exports that return one, else `{tag:'ok', val}`.
+   */
+  call(name, method, args, host) {
+    const run = async () => {
+      const start = performance.now();
+      const guest = await this.#configured(name);
+      const result = await this.#run(guest, name, method, args, host);
+      this.#onCall?.(name, performance.now() - start);
+      return result;
+    };
+    const result = this.#queue.then(run, run);
+    this.#queue = result.catch(() => {});
+    return result;
+  }
+
+  /** Ends the guest thread (the process can then exit). */
+  async close() {
+    const guest = this.#guest;
+    this.#guest = null;
+    if (guest) await guest.worker.terminate();
+  }
+
+  async #configured(name) {
+    if (this.#guest) return this.#guest;
+    const guest = await this.#spawn();
+    const answer = await this.#run(guest, name, 'configure', [this.#config], null);
+    if (answer.tag === 'err') {
+      await this.#discard(guest);
+      throw HostError.config(answer.val);
+    }
+    this.#guest = guest;
+    return guest;
+  }
+
+  async #spawn() {
+    const signal = new SharedArrayBuffer(4);
+    const flag = new Int32Array(signal);
+    const { port1, port2 } = new MessageChannel();
+    const worker = new Worker(WORKER_URL, {
+      workerData: { moduleUrl: this.#moduleUrl, core: this.#core, importPort: port2, signal },
+      transferList: [port2],
+      // Nothing of this process reaches the guest's thread: no environment,
+      // no arguments, its console captured and thrown away.
+      env: {},
+      argv: [],
+      execArgv: [],
+      stdin: false,
+      stdout: true,
+      stderr: true,
+      // Bounds the JavaScript heap of the glue; the guest's linear memory is
+      // capped in the core module itself (memory-cap.mjs).
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+    });
+    worker.stdout.resume();
+    // SKILL_HOST_NODE_DEBUG=1 shows what jco's glue logs in the guest's thread.
+    if (process.env.SKILL_HOST_NODE_DEBUG) worker.stderr.pipe(process.stderr);
+    else worker.stderr.resume();
+    // Imports: answered here, synchronously for the guest (see guest-worker.mjs).
+    port1.on('message', ({ name, args }) => {
+      let reply;
+      try {
+        if (this.#host === null) throw new Error(`import ${name} called outside a plugin call`);
+        reply = { value: this.#host[name](...args) };
+      } catch (error) {
+        reply = { failure: error instanceof Error ? error.message : String(error) };
+      }
+      port1.postMessage(reply);
+      Atomics.store(flag, 0, 1);
+      Atomics.notify(flag, 0);
+    });
+    port1.unref();
+    const guest = { worker, port: port1, pending: null, dead: null };
+    let onMessage;
+    let onError;
+    let onExit;
+    const ready = new Promise((resolve, reject) => {
+      onMessage = (message) => (message?.ready ? resolve() : reject(new Error('unexpected first message')));
+      onError = reject;
+      onExit = (code) => reject(new Error(`the plugin's thread exited (${code}) while starting`));
+      worker.once('message', onMessage).once('error', onError).once('exit', onExit);
+    });
+    try {
+      await ready;
+    } catch (error) {
+      await worker.terminate();
+      throw HostError.load(error.message);
+    }
+    worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+    worker.on('message', (message) => guest.pending?.settle(message));
+    worker.on('error', (error) => guest.pending?.fail(error));
+    worker.on('exit', (code) => {
+      guest.dead = code;
+      guest.pending?.fail(new Error(`the plugin's thread exited (${code})`));
+    });
+    worker.unref();
+    return guest;
+  }
+
+  #run(guest, name, method, args, host) {
+    const id = (this.#nextId += 1);
+    this.#host = host;
+    const timeoutMs = this.#limits.timeoutMs;
+    return new Promise((resolve, reject) => {
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        guest.worker.terminate();
+      }, timeoutMs);
+      const finish = (outcome) => {
+        clearTimeout(timer);
+        guest.pending = null;
+        this.#host = null;
+        outcome();
+      };
+      const failed = (error) => {
+        // Never call into an instance that failed: drop its thread.
+        if (this.#guest === guest) this.#guest = null;
+        guest.worker.terminate();
+        reject(error);
+      };
+      guest.pending = {
+        settle: (message) => {
+          if (message.id !== id) return;
+          finish(() => (message.trap ? failed(this.#classify(name, message.trap)) : resolve(message.result)));
+        },
+        fail: (error) => {
+          finish(() => {
+            if (timedOut) failed(HostError.timeout(name, timeoutMs));
+            else if (error?.code === 'ERR_WORKER_OUT_OF_MEMORY') failed(HostError.memory(name, this.#limits.memoryBytes));
+            else failed(HostError.trap(name, error instanceof Error ? error.message : String(error), ''));
+          });
+        },
+      };
+      if (guest.dead !== null) {
+        guest.pending.fail(new Error(`the plugin's thread exited (${guest.dead})`));
+        return;
+      }
+      guest.worker.postMessage({ id, call: method, args });
+    });
+  }
+
+  #classify(name, { reason, stderr }) {
+    // Growing memory past the cap fails inside the guest; Rust's allocator
+    // then reports it on stderr and aborts.
+    if (/memory allocation of \d+ bytes failed/.test(stderr)) return HostError.memory(name, this.#limits.memoryBytes);
+    return HostError.trap(name, reason, stderr);
+  }
+
+  async #discard(guest) {
+    if (this.#guest === guest) this.#guest = null;
+    await guest.worker.terminate();
+  }
+}

@@ -1,0 +1,37 @@
+// The JSON the Node host reads and writes is serde_json's, byte for byte.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { compareCodePoints, F64, parse, pretty, stringify } from '../src/json.mjs';
+
+test('integers keep their kind and floats print as serde_json prints them', () => {
+  const value = parse('{"b":1,"a":[1.0,-0,1e21,1e-7,18446744073709551615,-9223372036854775808,0.1]}');
+  assert.equal(stringify(value), '{"a":[1.0,-0.0,1e+21,1e-7,18446744073709551615,-9223372036854775808,0.1],"b":1}');
+  assert.ok(value.a[0] instanceof F64);
+  assert.equal(typeof value.a[4], 'bigint');
+  assert.equal(value.b, 1);
+});
+
+test('literals past u64 are scaled once, as serde_json does (not correctly rounded)', () => {
+  assert.equal(stringify(parse('123456789012345680000')), '1.2345678901234567e+20');
+});
+
+test('keys sort by code point, not by UTF-16 unit', () => {
+  assert.equal(compareCodePoints('\u{1F600}', '\uFFFD'), 1);
+  assert.equal(stringify(parse('{"\uFFFD":1,"\u{1F600}":2,"a":3}')), '{"a":3,"\uFFFD":1,"\u{1F600}":2}');
+});
+
+test('a key named __proto__ is data', () => {
+  assert.equal(stringify(parse('{"__proto__":{"x":1}}')), '{"__proto__":{"x":1}}');
+});
+
+test('what serde_json refuses is refused', () => {
+  for (const text of ['01', '1.', '[1,]', '"\\udc00"', '"\\ud800"', '1e400', '"a\u0001"', '[' .repeat(129) + ']'.repeat(129), '{} x']) {
+    assert.throws(() => parse(text), undefined, text);
+  }
+});
+
+test('pretty printing uses a one-space indent', () => {
+  assert.equal(pretty(parse('{"steps":[{},[],{"k":"v"}]}')), '{\n "steps": [\n  {},\n  [],\n  {\n   "k": "v"\n  }\n ]\n}');
+});

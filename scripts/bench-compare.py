@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Runs the reference bench (DeepSeek Harness in Node.js) and skill-host's
+pre_step_bench side by side, in one run, and prints the ratios.
+
+    python3 scripts/bench-compare.py [--reference DIR] [--skills 10,1000] [--events 100,100000]
+
+DIR defaults to ../shared/tools/dsh-reference (run `npm install` there first).
+Each cell runs as its own process, interleaved (reference, wasm, native) so
+machine noise hits all three alike. Medians are of warm calls.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def iterations(events):
+    # As the reference's RESULTS.md: fewer iterations for the big sessions.
+    return 1000 if events <= 1000 else 300 if events <= 10000 else 100
+
+
+def run(command, cwd):
+    out = subprocess.run(command, cwd=cwd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reference", default=os.path.join(ROOT, "..", "shared", "tools", "dsh-reference"))
+    parser.add_argument("--skills", default="10,1000")
+    parser.add_argument("--events", default="100,100000")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if not os.path.isdir(os.path.join(args.reference, "node_modules")):
+        sys.exit(f"the reference is not installed: run `npm install` in {args.reference}")
+    subprocess.run(["cargo", "build", "--release", "-p", "host-runner", "--example", "pre_step_bench"], cwd=ROOT, check=True)
+    ours = [os.path.join(ROOT, "target", "release", "examples", "pre_step_bench")]
+
+    def cell(skills, events, load=False):
+        k = iterations(events)
+        extra = ["--load"] if load else []
+        rows = {"ref": [], "wasm": [], "native": []}
+        for _ in range(args.repeats):
+            base = ["--skills", str(skills), "--events", str(events), "--iterations", str(k)] + extra
+            rows["ref"].append(run(["node", "bench.mjs"] + base, args.reference)["median_us"])
+            rows["wasm"].append(run(ours + base, ROOT)["median_us"])
+            rows["native"].append(run(ours + base + ["--native"], ROOT)["median_us"])
+        return {key: sorted(values)[len(values) // 2] for key, values in rows.items()}
+
+    print("| op | skills | events | reference | skill-host (wasm) | native | reference ÷ wasm | wasm ÷ native |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    flat = {}
+    for skills in map(int, args.skills.split(",")):
+        for events in map(int, args.events.split(",")):
+            m = cell(skills, events)
+            flat[(skills, events)] = m["wasm"]
+            print(f"| pre-step | {skills} | {events} | {m['ref']:.1f} µs | {m['wasm']:.1f} µs | {m['native']:.1f} µs "
+                  f"| {m['ref'] / m['wasm']:.1f}× | {m['wasm'] / m['native']:.2f}× |", flush=True)
+        m = cell(skills, 1000, load=True)
+        print(f"| load | {skills} | 1000 | {m['ref']:.1f} µs | {m['wasm']:.1f} µs | {m['native']:.1f} µs "
+              f"| {m['ref'] / m['wasm']:.1f}× | {m['wasm'] / m['native']:.2f}× |", flush=True)
+    events = sorted(map(int, args.events.split(",")))
+    for skills in map(int, args.skills.split(",")):
+        small, large = flat[(skills, events[0])], flat[(skills, events[-1])]
+        print(f"\n{skills} skills: median at {events[-1]} events ÷ at {events[0]} events = {large / small:.2f}×")
+
+
+if __name__ == "__main__":
+    main()

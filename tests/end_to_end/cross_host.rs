@@ -1,0 +1,229 @@
+//! The same component in a second, independent host: `hosts/node/`, a
+//! Node.js host built on jco that shares no code with `host-runner`. Every
+//! scenario under `tests/scenarios/` (and every probe under
+//! `hosts/node/conformance/`, edge cases of the scenario format and of JSON
+//! itself) is replayed by `skill-host replay` and by `node
+//! hosts/node/replay.mjs` on the very `.wasm` that `skill-host component`
+//! writes out, and the two must agree: the same exit code, the same JSON
+//! document (compared parsed), the same `error: …` line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::common::{Sandbox, repo_root, stderr, stdout};
+
+static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin.wasm"));
+
+/// `hosts/node/`, checked to be ready to run.
+fn node_host() -> PathBuf {
+    let dir = repo_root().join("hosts/node");
+    assert!(
+        dir.join("node_modules/@bytecodealliance/jco").is_dir(),
+        "the Node.js host's dependencies are missing: run `npm install --no-audit --no-fund` in hosts/node (.ci/run does)"
+    );
+    dir
+}
+
+/// `node` with the given arguments, in the repository.
+fn node(args: &[&str]) -> Output {
+    Command::new("node")
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run `node` (Node.js 20 or later is required): {error}"))
+}
+
+/// The component `skill-host` carries, written out by `skill-host component`.
+fn component(sandbox: &Sandbox) -> PathBuf {
+    let path = sandbox.path().join("skill_plugin.wasm");
+    let output = sandbox.run(&["component", "--output", path.to_str().unwrap()]);
+    assert!(output.status.success(), "skill-host component failed: {}", stderr(&output));
+    assert_eq!(std::fs::read(&path).unwrap(), skill_host::EMBEDDED_PLUGIN, "the written component is the embedded one");
+    path
+}
+
+fn scenarios_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .filter(|path| !path.to_string_lossy().ends_with(".expected.json"))
+        .collect();
+    found.sort();
+    found
+}
+
+/// What one host did with one scenario.
+#[derive(Debug)]
+struct Replay {
+    code: Option<i32>,
+    document: Option<Value>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Replay {
+    fn from(output: &Output) -> Self {
+        let stdout = stdout(output);
+        Self {
+            code: output.status.code(),
+            document: serde_json::from_str(&stdout).ok(),
+            stdout,
+            stderr: stderr(output),
+        }
+    }
+}
+
+fn replay_in_both(sandbox: &Sandbox, plugin: &Path, scenario: &Path, extra: &[&str]) -> (Replay, Replay) {
+    let node_host = node_host();
+    let mut rust_args = vec!["--plugin", plugin.to_str().unwrap()];
+    rust_args.extend_from_slice(extra);
+    rust_args.extend(["replay", scenario.to_str().unwrap()]);
+    let replay = node_host.join("replay.mjs");
+    let mut node_args = vec![replay.to_str().unwrap(), "--plugin", plugin.to_str().unwrap()];
+    node_args.extend_from_slice(extra);
+    node_args.push(scenario.to_str().unwrap());
+    (Replay::from(&sandbox.run(&rust_args)), Replay::from(&node(&node_args)))
+}
+
+/// Where the two hosts disagree on one scenario, if they do.
+fn disagreement(name: &str, rust: &Replay, node: &Replay) -> Option<String> {
+    if rust.code != node.code {
+        return Some(format!(
+            "{name}: skill-host exited {:?} ({}), the Node host {:?} ({})",
+            rust.code,
+            rust.stderr.trim(),
+            node.code,
+            node.stderr.trim()
+        ));
+    }
+    if rust.code == Some(0) {
+        let (Some(expected), Some(actual)) = (&rust.document, &node.document) else {
+            return Some(format!("{name}: not JSON:\n--- skill-host\n{}\n--- node\n{}", rust.stdout, node.stdout));
+        };
+        return (expected != actual).then(|| {
+            format!(
+                "{name}:\n--- skill-host\n{}\n--- node\n{}",
+                serde_json::to_string_pretty(expected).unwrap(),
+                serde_json::to_string_pretty(actual).unwrap()
+            )
+        });
+    }
+    (rust.stderr != node.stderr || !node.stdout.is_empty())
+        .then(|| format!("{name}: different failures:\n  skill-host: {}  node:       {}", rust.stderr, node.stderr))
+}
+
+/// Replays `scenarios` on two threads (the machines have two cores) and collects
+/// every disagreement.
+fn disagreements(sandbox: &Sandbox, plugin: &Path, scenarios: &[PathBuf]) -> Vec<String> {
+    // Fail here, on the test's own thread, with the fix when node_modules is missing.
+    node_host();
+    let queue = Mutex::new(scenarios.iter());
+    let found = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                loop {
+                    let Some(scenario) = queue.lock().unwrap().next() else { return };
+                    let (rust, node) = replay_in_both(sandbox, plugin, scenario, &[]);
+                    let name = scenario.strip_prefix(repo_root()).unwrap_or(scenario).display().to_string();
+                    if let Some(problem) = disagreement(&name, &rust, &node) {
+                        found.lock().unwrap().push(problem);
+                    }
+                }
+            });
+        }
+    });
+    found.into_inner().unwrap()
+}
+
+#[test]
+fn every_scenario_replays_identically_in_the_node_host() {
+    let sandbox = Sandbox::new();
+    let plugin = component(&sandbox);
+    let scenarios = scenarios_in(&repo_root().join("tests/scenarios"));
+    assert!(scenarios.len() >= 12, "only {} scenarios", scenarios.len());
+    let failures = disagreements(&sandbox, &plugin, &scenarios);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn conformance_probes_fail_and_succeed_alike_in_both_hosts() {
+    let sandbox = Sandbox::new();
+    let plugin = component(&sandbox);
+    let probes = scenarios_in(&node_host().join("conformance"));
+    assert!(!probes.is_empty(), "hosts/node/conformance holds no probe");
+    let failures = disagreements(&sandbox, &plugin, &probes);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The hostile plugin (tests/fixtures/hostile-plugin) in both hosts: each way
+/// it misbehaves ends the same way, and the Node host survives it.
+#[test]
+fn both_hosts_contain_a_hostile_plugin_alike() {
+    let sandbox = Sandbox::new();
+    let plugin = sandbox.path().join("hostile_plugin.wasm");
+    std::fs::write(&plugin, HOSTILE).unwrap();
+    let scenario = |mode: &str| {
+        let path = sandbox.path().join(format!("hostile-{mode}.json"));
+        let text = format!(
+            r#"{{"config":{{"mode":"{mode}"}},"steps":[{{"op":"pre-step","messages":["hello /a-skill"]}},{{"op":"pre-step","reject":"no"}}]}}"#
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let limits = ["--timeout-ms", "500", "--memory-mb", "32"];
+    // Failures both hosts word identically.
+    let exact = [
+        ("loop", "error: plugin call `pre-step` exceeded its deadline of 500 ms\n"),
+        ("alloc", "error: plugin call `pre-step` exceeded its memory cap of 32 MiB\n"),
+        ("two-catalogs", "error: plugin call `pre-step` returned invalid output: more than one catalog was added\n"),
+        (
+            "reject",
+            "error: plugin call `pre-step` returned invalid output: the plugin may not turn an enter into a reject\n",
+        ),
+        (
+            "forge",
+            "error: plugin call `pre-step` returned invalid output: an added message has source {\"kind\":\"user\"}; the plugin may only write {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation\n",
+        ),
+    ];
+    for (mode, expected) in exact {
+        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario(mode), &limits);
+        assert_eq!((rust.code, rust.stderr.as_str()), (Some(3), expected), "skill-host, mode {mode}");
+        assert_eq!((node.code, node.stderr.as_str()), (Some(3), expected), "node host, mode {mode}");
+    }
+    // Traps: the engines describe them differently, but both say it trapped,
+    // and both pass on the guest's panic message.
+    for (mode, detail) in [("panic", "hostile plugin panicked on purpose"), ("stack", "")] {
+        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario(mode), &limits);
+        for (host, replay) in [("skill-host", &rust), ("node host", &node)] {
+            assert_eq!(replay.code, Some(3), "{host}, mode {mode}: {}", replay.stderr);
+            assert!(replay.stderr.starts_with("error: plugin call `pre-step` trapped: "), "{host}: {}", replay.stderr);
+            assert!(replay.stderr.contains(detail), "{host}: {}", replay.stderr);
+        }
+    }
+    // A `/a-skill` the user typed allows one injection: both hosts accept it.
+    let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario("inject"), &limits);
+    assert_eq!(disagreement("inject", &rust, &node), None);
+    assert_eq!(rust.code, Some(0), "{}", rust.stderr);
+}
+
+/// The Node host's own unit tests (its JSON, sandbox WASI and memory cap).
+#[test]
+fn the_node_hosts_unit_tests_pass() {
+    let mut files: Vec<String> = std::fs::read_dir(node_host().join("test"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path().to_string_lossy().into_owned())
+        .filter(|path| path.ends_with(".test.mjs"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "hosts/node/test holds no *.test.mjs");
+    // Files, not the folder: Node 20 and 22 read a folder argument differently.
+    let mut args = vec!["--test".to_owned()];
+    args.extend(files);
+    let output = node(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(output.status.success(), "node --test hosts/node/test failed:\n{}\n{}", stdout(&output), stderr(&output));
+}

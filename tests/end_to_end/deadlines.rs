@@ -1,0 +1,189 @@
+//! A skill provider that hangs, through the real component: the step's
+//! deadline and abort reach it, so the step returns, the catalog the model
+//! already has stays, and an abort aborts.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use skill_host::registry::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
+use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::{
+    Decision, Plugin, SandboxLimits, SkillProvider, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step,
+};
+
+use crate::common::plugin;
+
+/// How long a test waits for a call that must return; reached only when the
+/// provider's hang reached the step.
+const HANG: Duration = Duration::from_secs(20);
+
+/// A provider that answers at once until told to hold its calls at a gate; it
+/// reports each call entering, so the test knows when one is hanging.
+struct Gated {
+    hold_lists: AtomicBool,
+    hold_loads: AtomicBool,
+    open: Mutex<bool>,
+    opened: Condvar,
+    entered: Mutex<Sender<&'static str>>,
+}
+
+impl Gated {
+    fn new() -> (Arc<Self>, Receiver<&'static str>) {
+        let (entered, calls) = mpsc::channel();
+        let gated = Self {
+            hold_lists: AtomicBool::new(false),
+            hold_loads: AtomicBool::new(false),
+            open: Mutex::new(false),
+            opened: Condvar::new(),
+            entered: Mutex::new(entered),
+        };
+        (Arc::new(gated), calls)
+    }
+
+    fn enter(&self, call: &'static str, hold: &AtomicBool) {
+        let _ = self.entered.lock().unwrap().send(call);
+        if hold.load(Ordering::SeqCst) {
+            let open = self.open.lock().unwrap();
+            drop(self.opened.wait_while(open, |open| !*open).unwrap());
+        }
+    }
+
+    /// Releases every held call, so no thread outlives the test binary's work.
+    fn open_gate(&self) {
+        self.hold_lists.store(false, Ordering::SeqCst);
+        self.hold_loads.store(false, Ordering::SeqCst);
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+}
+
+impl SkillProvider for Gated {
+    fn name(&self) -> &str {
+        "slow"
+    }
+
+    fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
+        self.enter("list", &self.hold_lists);
+        let candidate = SkillCandidate {
+            name: "triage-bug".to_owned(),
+            description: "Triage a bug report.".to_owned(),
+            when_to_use: None,
+            invocation: InvocationPolicy::default(),
+            source: "slow".to_owned(),
+            provider: "slow".to_owned(),
+            resource_base: None,
+            rank: 100,
+            path: None,
+            metadata: None,
+        };
+        Ok(Listing { candidates: vec![candidate], complete: true, skipped: Vec::new() })
+    }
+
+    fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
+        self.enter("load", &self.hold_loads);
+        Ok(Some(SkillDefinition { summary: candidate.clone(), content: "Steps.".to_owned() }))
+    }
+}
+
+fn session() -> Arc<Mutex<SessionLog>> {
+    Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned())))))
+}
+
+/// Runs `call` on its own thread and waits at most [`HANG`], so that a hang
+/// fails the test instead of stalling the suite.
+fn returns<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> (T, Duration) {
+    let (done, result) = mpsc::channel();
+    thread::spawn(move || {
+        let start = Instant::now();
+        let value = call();
+        let _ = done.send((value, start.elapsed()));
+    });
+    result.recv_timeout(HANG).expect("the call hung with its provider")
+}
+
+#[test]
+fn a_hung_provider_leaves_the_step_on_time_with_the_published_catalog_kept() {
+    let (slow, entered) = Gated::new();
+    let registry = Arc::new(SkillRegistry::new());
+    registry.register_provider(slow.clone());
+    let session = session();
+    let input = StepInput { cwd: Some("/workspace".to_owned()), ..StepInput::default() };
+
+    let first = run_step(plugin(), &registry, &session, &input, Decision::Enter(vec![])).unwrap();
+    let StepOutcome::Decided(Decision::Enter(messages)) = first else { panic!("{first:?}") };
+    assert_eq!(messages.len(), 1, "the first step publishes the catalog");
+    assert_eq!(session.lock().unwrap().next_seq(), 1);
+
+    // The skills may have changed, and the provider now hangs.
+    slow.hold_lists.store(true, Ordering::SeqCst);
+    registry.invalidate();
+    while entered.try_recv().is_ok() {}
+    let (outcome, elapsed) = {
+        let (registry, session, input) = (Arc::clone(&registry), Arc::clone(&session), input.clone());
+        returns(move || run_step(plugin(), &registry, &session, &input, Decision::Enter(vec![])))
+    };
+    assert_eq!(entered.try_recv(), Ok("list"), "the step asked the provider");
+    // Not a trap: the step's own deadline (1 s) was kept.
+    assert_eq!(outcome.unwrap(), StepOutcome::Decided(Decision::Enter(vec![])));
+    let timeout = SandboxLimits::default().timeout;
+    assert!(elapsed < timeout * 2, "the step took {elapsed:?}");
+    assert_eq!(session.lock().unwrap().next_seq(), 1, "no replacement catalog, empty or otherwise");
+
+    slow.open_gate();
+}
+
+#[test]
+fn an_abort_raised_while_a_provider_hangs_aborts_the_step() {
+    // A deadline far away: only the abort can end this step soon.
+    let plugin = Arc::new(
+        Plugin::embedded("{}", SandboxLimits { timeout: Duration::from_secs(120), ..SandboxLimits::default() })
+            .unwrap(),
+    );
+    let (slow, entered) = Gated::new();
+    slow.hold_lists.store(true, Ordering::SeqCst);
+    let registry = Arc::new(SkillRegistry::new());
+    registry.register_provider(slow.clone());
+    let session = session();
+    let abort = Arc::new(AtomicBool::new(false));
+    let input =
+        StepInput { cwd: Some("/workspace".to_owned()), abort: Some(Arc::clone(&abort)), ..StepInput::default() };
+
+    let raiser = thread::spawn(move || {
+        assert_eq!(entered.recv_timeout(HANG), Ok("list"), "the step asked the provider");
+        abort.store(true, Ordering::SeqCst);
+    });
+    let (outcome, elapsed) = {
+        let (registry, session) = (Arc::clone(&registry), Arc::clone(&session));
+        returns(move || run_step(&plugin, &registry, &session, &input, Decision::Enter(vec![])))
+    };
+    raiser.join().unwrap();
+    assert_eq!(outcome.unwrap(), StepOutcome::Aborted);
+    assert!(elapsed < HANG, "the step took {elapsed:?}");
+    assert_eq!(session.lock().unwrap().next_seq(), 0);
+
+    slow.open_gate();
+}
+
+#[test]
+fn a_tool_call_whose_provider_hangs_fails_with_an_error_that_says_so() {
+    let (slow, entered) = Gated::new();
+    slow.hold_loads.store(true, Ordering::SeqCst);
+    let registry = Arc::new(SkillRegistry::new());
+    registry.register_provider(slow.clone());
+    let (outcome, _) = {
+        let registry = Arc::clone(&registry);
+        returns(move || plugin().invoke(&registry, Some("/workspace"), r#"{"name":"triage-bug"}"#))
+    };
+    assert_eq!(entered.try_iter().collect::<Vec<_>>(), ["list", "load"]);
+    assert_eq!(
+        outcome.unwrap(),
+        ToolOutcome::Error {
+            text: "Error: skill provider \"slow\" did not answer before the call's deadline".to_owned()
+        }
+    );
+    slow.open_gate();
+}
