@@ -65,8 +65,9 @@ parentPort.on('message', ({ id, call, args }) => {
   } catch (error) {
     parentPort.postMessage({
       id,
+      // A trap, the guest's exit, or the host failing an import: the
+      // instance is not called again either way.
       trap: {
-        kind: error?.name === 'GuestExit' ? 'exit' : error instanceof HostImportError ? 'host' : 'trap',
         reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         stderr: wasi.stderr(),
       },

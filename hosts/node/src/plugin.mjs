@@ -55,9 +55,10 @@ export class Plugin {
   }
 
   /**
-   * Runs the pre-step. `input` is `{ sessionKey, cwd, toolView, aborted }`
-   * (`aborted` a function, consulted before the call and by every registry
-   * import). Resolves to `{ decision }` or `{ aborted: true }`.
+   * Runs the pre-step for `session` (a `SessionLog`). `input` is `{ cwd,
+   * toolView, aborted }` (`aborted` a function, consulted before the call and
+   * by every registry import). Resolves to `{ decision }` (validated) or
+   * `{ aborted: true }`; appending the decision is the caller's step boundary.
    */
   async preStep(registry, session, input, decision) {
     const aborted = input.aborted ?? (() => false);

@@ -7,7 +7,6 @@ import { capMemory } from '../src/memory-cap.mjs';
 import { GuestExit, sandboxWasi, STDERR_CAPACITY } from '../src/sandbox-wasi.mjs';
 
 test('no environment, arguments, cwd or terminal', () => {
-  process.env.SKILL_HOST_NODE_SECRET = 'visible to the host only';
   const { imports } = sandboxWasi();
   assert.deepEqual(imports['wasi:cli/environment'].getEnvironment(), []);
   assert.deepEqual(imports['wasi:cli/environment'].getArguments(), []);
