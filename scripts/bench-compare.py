@@ -58,11 +58,11 @@ def main():
         for events in map(int, args.events.split(",")):
             m = cell(skills, events)
             flat[(skills, events)] = m["wasm"]
-            print(f"| pre-step | {skills} | {events} | {m['ref']:.1f} µs | {m['wasm']:.1f} µs | {m['native']:.1f} µs "
-                  f"| {m['ref'] / m['wasm']:.1f}× | {m['wasm'] / m['native']:.2f}× |", flush=True)
+            print(f"| pre-step | {skills} | {events} | {m['ref']:.1f} µs | {m['wasm']:.2f} µs | {m['native']:.2f} µs "
+                  f"| {m['ref'] / m['wasm']:.0f}× | {m['wasm'] / m['native']:.1f}× |", flush=True)
         m = cell(skills, 1000, load=True)
-        print(f"| load | {skills} | 1000 | {m['ref']:.1f} µs | {m['wasm']:.1f} µs | {m['native']:.1f} µs "
-              f"| {m['ref'] / m['wasm']:.1f}× | {m['wasm'] / m['native']:.2f}× |", flush=True)
+        print(f"| load | {skills} | 1000 | {m['ref']:.1f} µs | {m['wasm']:.2f} µs | {m['native']:.2f} µs "
+              f"| {m['ref'] / m['wasm']:.0f}× | {m['wasm'] / m['native']:.1f}× |", flush=True)
     events = sorted(map(int, args.events.split(",")))
     for skills in map(int, args.skills.split(",")):
         small, large = flat[(skills, events[0])], flat[(skills, events[-1])]

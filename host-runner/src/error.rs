@@ -32,7 +32,25 @@ pub enum HostError {
         /// The cap.
         limit_bytes: usize,
     },
-    /// The plugin trapped (a panic, stack exhaustion, an invalid operation).
+    /// The plugin recursed past the wasm stack limit (wasmtime's default,
+    /// 512 KiB). Worded as a trap, as every host words it.
+    #[error("plugin call `{call}` trapped: call stack exhausted")]
+    StackExhausted {
+        /// The export that was running.
+        call: &'static str,
+    },
+    /// The plugin panicked; the message is the one its std wrote to stderr.
+    #[error("plugin call `{call}` trapped: the guest panicked at {location}: {message}")]
+    Panic {
+        /// The export that was running.
+        call: &'static str,
+        /// Where in the guest's source, as the panic reported it.
+        location: String,
+        /// The panic's message.
+        message: String,
+    },
+    /// The plugin trapped otherwise (an `unreachable`, an invalid memory
+    /// access, an abort without a panic message).
     #[error("plugin call `{call}` trapped: {reason}{}", stderr_suffix(.stderr))]
     Trap {
         /// The export that was running.

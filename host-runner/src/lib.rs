@@ -32,6 +32,6 @@ pub mod step;
 pub use error::HostError;
 pub use plugin::{Decision, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};
 pub use registry::{RuntimeSkill, SkillProvider, SkillRegistry};
-pub use runtime::{EMBEDDED_PLUGIN, SandboxLimits};
+pub use runtime::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits};
 pub use session::{SessionHeader, SessionLog};
 pub use step::run_step;

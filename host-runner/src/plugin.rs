@@ -2,6 +2,8 @@
 //! output validated before use, messages converted to and from the session
 //! log's shape.
 
+mod output;
+
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
@@ -12,9 +14,11 @@ use crate::bindings::types as wit;
 use crate::error::HostError;
 use crate::host::{CallHost, content_to_wit};
 use crate::message::{self, CATALOG_SOURCE};
-use crate::registry::SkillRegistry;
-use crate::runtime::{EMBEDDED_PLUGIN, PluginRuntime, SandboxLimits};
+use crate::registry::{SkillRegistry, is_skill_name};
+use crate::runtime::{EMBEDDED_PLUGIN, ManualClock, OutputLimits, PluginRuntime, SandboxLimits};
 use crate::session::SessionLog;
+
+use self::output::OutputCheck;
 
 /// How the agent's tool view resolves the name `skill`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -123,11 +127,31 @@ impl Plugin {
         Self::new(EMBEDDED_PLUGIN, config, limits)
     }
 
+    /// The limits every call runs under.
+    pub fn limits(&self) -> SandboxLimits {
+        self.runtime.limits()
+    }
+
+    /// The handle that advances the deadline clock, when the limits say
+    /// [`DeadlineClock::Manual`](crate::DeadlineClock::Manual); `None` under
+    /// the ticker.
+    pub fn manual_clock(&self) -> Option<ManualClock> {
+        self.runtime.manual_clock()
+    }
+
+    fn output_check(&self, call: &'static str) -> OutputCheck {
+        OutputCheck::new(call, self.runtime.limits().output)
+    }
+
     /// The `skill` tool's definition, as the plugin declares it.
     pub fn definition(&self) -> Result<ToolDefinition, HostError> {
         let definition = self.runtime.call("definition", CallHost::detached(), |store, plugin| {
             plugin.dsh_skill_plugin().call_definition(store)
         })?;
+        let mut check = self.output_check("definition");
+        check.text(|| "the name".to_owned(), &definition.name)?;
+        check.text(|| "the description".to_owned(), &definition.description)?;
+        check.text(|| "the parameters".to_owned(), &definition.parameters)?;
         let parameters = serde_json::from_str(&definition.parameters).map_err(|error| HostError::InvalidOutput {
             call: "definition",
             reason: format!("parameters are not JSON: {error}"),
@@ -169,6 +193,7 @@ impl Plugin {
         };
         let host = CallHost {
             registry: Some(Arc::clone(registry)),
+            cwd: input.cwd.clone(),
             session: Some(Arc::clone(session)),
             abort: input.abort.clone(),
             // The runtime sets it from the call's own deadline.
@@ -179,32 +204,40 @@ impl Plugin {
         })?;
         match returned {
             Err(api::StepError::Aborted) => Ok(StepOutcome::Aborted),
-            Ok(returned) => validate_decision(decision, returned).map(StepOutcome::Decided),
+            Ok(returned) => {
+                validate_decision(decision, returned, self.runtime.limits().output).map(StepOutcome::Decided)
+            }
         }
     }
 
     /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
-        let host = CallHost { registry: Some(Arc::clone(registry)), ..CallHost::default() };
         let cwd = cwd.map(str::to_owned);
+        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.clone(), ..CallHost::default() };
         match self.runtime.call("system-prompt", host, |store, plugin| {
             plugin.dsh_skill_plugin().call_system_prompt(store, cwd.as_deref())
         })? {
-            Ok(text) => Ok(text),
+            Ok(text) => {
+                self.output_check("system-prompt").text(|| "the system prompt".to_owned(), &text)?;
+                Ok(text)
+            }
             Err(api::StepError::Aborted) => Err(aborted("system-prompt")),
         }
     }
 
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
-        let host = CallHost { registry: Some(Arc::clone(registry)), ..CallHost::default() };
         let cwd = cwd.map(str::to_owned);
+        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.clone(), ..CallHost::default() };
         match self
             .runtime
             .call("expand", host, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, cwd.as_deref(), text))?
         {
-            Ok(text) => Ok(text),
+            Ok(text) => {
+                self.output_check("expand").text(|| "the expansion".to_owned(), &text)?;
+                Ok(text)
+            }
             Err(api::StepError::Aborted) => Err(aborted("expand")),
         }
     }
@@ -217,10 +250,11 @@ impl Plugin {
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
         let context = api::ToolContext { cwd: cwd.map(str::to_owned) };
-        let host = CallHost { registry: Some(Arc::clone(registry)), ..CallHost::default() };
+        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: context.cwd.clone(), ..CallHost::default() };
         let returned = self
             .runtime
             .call("invoke", host, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, &context, arguments))?;
+        validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {
                 let result = success.value;
@@ -238,6 +272,54 @@ impl Plugin {
             Err(text) => ToolOutcome::Error { text },
         })
     }
+}
+
+/// Checks a `skill` call's result before anyone sees it: every string within
+/// the caps; a success names a valid skill, the one the arguments asked for,
+/// and a provider; an error reads `Error: …` as the model must see it.
+fn validate_tool_result(
+    returned: &Result<api::ToolSuccess, String>,
+    arguments: &str,
+    mut check: OutputCheck,
+) -> Result<(), HostError> {
+    let invalid = |reason: String| HostError::InvalidOutput { call: "invoke", reason };
+    let success = match returned {
+        Err(text) => {
+            check.text(|| "the error text".to_owned(), text)?;
+            if !text.starts_with("Error: ") {
+                return Err(invalid("a tool error must read `Error: <message>`".to_owned()));
+            }
+            return Ok(());
+        }
+        Ok(success) => success,
+    };
+    let value = &success.value;
+    check.text(|| "the text".to_owned(), &success.text)?;
+    check.text(|| "the value's name".to_owned(), &value.name)?;
+    check.text(|| "the value's provider".to_owned(), &value.provider)?;
+    check.text(|| "the value's content".to_owned(), &value.content)?;
+    if let Some(wit::ResourceBase::Directory(base) | wit::ResourceBase::Url(base) | wit::ResourceBase::Opaque(base)) =
+        &value.resource_base
+    {
+        check.text(|| "the value's resource base".to_owned(), base)?;
+    }
+    if !is_skill_name(&value.name) {
+        return Err(invalid(format!("the value names skill {:?}, which is not a valid skill name", value.name)));
+    }
+    // The tool loads exactly the skill it was asked for (SPEC §3.3).
+    let requested = serde_json::from_str::<Value>(arguments).ok();
+    let requested = requested.as_ref().and_then(|arguments| arguments.get("name")).and_then(Value::as_str);
+    if requested != Some(value.name.as_str()) {
+        return Err(invalid(format!(
+            "the value is skill \"{}\", but the arguments asked for {}",
+            value.name,
+            requested.map_or_else(|| "no valid name".to_owned(), |name| format!("\"{name}\""))
+        )));
+    }
+    if value.provider.is_empty() {
+        return Err(invalid(format!("the value of skill \"{}\" names no provider", value.name)));
+    }
+    Ok(())
 }
 
 /// Only a step has an abort signal; another call reporting one is invalid.
@@ -261,8 +343,9 @@ fn message_to_wit(data: &Value) -> Result<wit::Message, HostError> {
 /// back unchanged; an enter may keep or drop the proposed messages (in their
 /// order) and add at most one catalog with the plugin's own source, plus one
 /// skill injection per distinct `/name` a user wrote in a proposed message.
-fn validate_decision(proposed: Decision, returned: api::Decision) -> Result<Decision, HostError> {
+fn validate_decision(proposed: Decision, returned: api::Decision, limits: OutputLimits) -> Result<Decision, HostError> {
     let invalid = |reason: String| HostError::InvalidOutput { call: "pre-step", reason };
+    let mut check = OutputCheck::new("pre-step", limits);
     match (proposed, returned) {
         (Decision::Reject(reason), api::Decision::Reject(returned)) if reason == returned => {
             Ok(Decision::Reject(reason))
@@ -272,12 +355,14 @@ fn validate_decision(proposed: Decision, returned: api::Decision) -> Result<Deci
             Err(invalid("the plugin may not turn an enter into a reject".to_owned()))
         }
         (Decision::Enter(proposed), api::Decision::Enter(returned)) => {
+            check.message_count(proposed.len(), returned.len())?;
             let invocable = gesture_names(&proposed);
             let mut unused: Vec<Option<(wit::Message, Value)>> = proposed
                 .into_iter()
                 .map(|data| message_to_wit(&data).map(|message| Some((message, data))))
                 .collect::<Result<_, _>>()?;
             let mut catalogs = 0;
+            let mut added_count = 0;
             let mut injected: Vec<String> = Vec::new();
             let mut messages = Vec::with_capacity(returned.len());
             for message in returned {
@@ -289,6 +374,8 @@ fn validate_decision(proposed: Decision, returned: api::Decision) -> Result<Deci
                     }
                     continue;
                 }
+                added_count += 1;
+                check.added_message(added_count, &message)?;
                 let added = added_message(&message).map_err(invalid)?;
                 match &added {
                     Added::Catalog(_) => {

@@ -38,17 +38,90 @@ const MAX_PLUGIN_RESERVE: Duration = Duration::from_millis(100);
 /// Limits applied to every plugin call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxLimits {
-    /// Wall-clock deadline of one call (SPEC §8 default: 1 s). Time spent in
-    /// skill providers counts: they must answer before it, less a reserve for
-    /// the plugin to finish, or they are abandoned.
+    /// Deadline of one call (SPEC §8 default: 1 s), on the [`clock`](Self::clock).
+    /// Time spent in skill providers counts: they must answer before it, less
+    /// a reserve for the plugin to finish, or they are abandoned.
     pub timeout: Duration,
-    /// Cap on the plugin's linear memory (SPEC §8 default: 64 MiB).
+    /// Cap on the plugin's linear memory (SPEC §8 default: 64 MiB). It also
+    /// bounds what the host copies out of the guest when a call returns.
     pub memory_bytes: usize,
+    /// Caps on what one call may return, checked before the host uses it.
+    pub output: OutputLimits,
+    /// What advances the deadline: a ticker thread (the default), or the
+    /// embedder by hand (deterministic tests).
+    pub clock: DeadlineClock,
 }
 
 impl Default for SandboxLimits {
     fn default() -> Self {
-        Self { timeout: Duration::from_secs(1), memory_bytes: 64 * 1024 * 1024 }
+        Self {
+            timeout: Duration::from_secs(1),
+            memory_bytes: 64 * 1024 * 1024,
+            output: OutputLimits::default(),
+            clock: DeadlineClock::Ticker,
+        }
+    }
+}
+
+/// Caps on a call's output. They apply to what the plugin produced itself:
+/// proposed messages a pre-step returns unchanged are the host's own and are
+/// not counted. The defaults leave a wide margin over what the real plugin
+/// produces for very large catalogs (README, "Security model").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutputLimits {
+    /// The most messages a pre-step may add to the proposed ones (a catalog,
+    /// user-invoked skills). Default 64.
+    pub max_added_messages: usize,
+    /// The most bytes of any one string the plugin returns: a message's
+    /// source or content block, the tool's text or one of its value's fields,
+    /// a system prompt, an expansion. Default 16 MiB.
+    pub max_text_bytes: usize,
+    /// The most bytes of all those strings together in one call's output.
+    /// Default 32 MiB.
+    pub max_output_bytes: usize,
+}
+
+impl Default for OutputLimits {
+    fn default() -> Self {
+        Self { max_added_messages: 64, max_text_bytes: 16 * 1024 * 1024, max_output_bytes: 32 * 1024 * 1024 }
+    }
+}
+
+/// What advances the epoch that plugin deadlines are counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeadlineClock {
+    /// A ticker thread advances it every 2 ms: `timeout` is wall-clock time.
+    #[default]
+    Ticker,
+    /// Nothing advances it but [`ManualClock::advance`]: a call runs until
+    /// the embedder has advanced the clock by `timeout`. For tests that must
+    /// not depend on how fast the machine is; skill providers still get a
+    /// wall-clock deadline of `timeout`.
+    Manual,
+}
+
+/// Advances the deadline clock of a plugin whose limits say
+/// [`DeadlineClock::Manual`]; see [`crate::Plugin::manual_clock`].
+#[derive(Clone)]
+pub struct ManualClock {
+    engine: Engine,
+}
+
+impl ManualClock {
+    /// Advances the clock by `by`, rounded up to whole epoch ticks (2 ms):
+    /// every running call whose deadline this passes stops at its next
+    /// interruption point (a loop back-edge or a function entry). It costs one
+    /// atomic increment per tick: ten minutes take about a millisecond.
+    pub fn advance(&self, by: Duration) {
+        for _ in 0..ticks(by) {
+            self.engine.increment_epoch();
+        }
+    }
+}
+
+impl std::fmt::Debug for ManualClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManualClock").finish_non_exhaustive()
     }
 }
 
@@ -116,7 +189,9 @@ impl PluginRuntime {
             .map_err(|error| HostError::Load(format!("{error:#}")))?;
         let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Load(format!("{error:#}")))?;
         let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Load(format!("{error:#}")))?;
-        start_epoch_ticker(&engine)?;
+        if limits.clock == DeadlineClock::Ticker {
+            start_epoch_ticker(&engine)?;
+        }
         let runtime = Self { engine, pre, limits, config: config.to_owned(), idle: Mutex::new(Vec::new()) };
         // Configure one instance now, so a refused configuration fails here.
         runtime.call("configure", CallHost::detached(), |_, _| Ok(()))?;
@@ -126,6 +201,12 @@ impl PluginRuntime {
     /// The limits every call runs under.
     pub fn limits(&self) -> SandboxLimits {
         self.limits
+    }
+
+    /// The handle that advances the deadline clock, when the limits say
+    /// [`DeadlineClock::Manual`].
+    pub fn manual_clock(&self) -> Option<ManualClock> {
+        (self.limits.clock == DeadlineClock::Manual).then(|| ManualClock { engine: self.engine.clone() })
     }
 
     /// Runs `body` against a configured instance under a fresh deadline and
@@ -147,7 +228,7 @@ impl PluginRuntime {
         let timeout = self.limits.timeout;
         let provider_deadline = Instant::now().checked_add(timeout - (timeout / 4).min(MAX_PLUGIN_RESERVE));
         instance.store.data_mut().host = CallHost { provider_deadline, ..host };
-        instance.store.set_epoch_deadline(deadline_ticks(timeout));
+        instance.store.set_epoch_deadline(deadline_ticks(self.limits));
         match body(&mut instance.store, &instance.plugin) {
             Ok(result) => {
                 // Release the registry and session before the instance idles.
@@ -174,7 +255,7 @@ impl PluginRuntime {
         let state = CallState { wasi, table: ResourceTable::new(), limits, host: CallHost::detached() };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limits);
-        store.set_epoch_deadline(deadline_ticks(self.limits.timeout));
+        store.set_epoch_deadline(deadline_ticks(self.limits));
         let configured = (|| {
             let plugin = self.pre.instantiate(&mut store)?;
             let accepted = plugin.dsh_skill_plugin().call_configure(&mut store, &self.config)?;
@@ -187,36 +268,82 @@ impl PluginRuntime {
         }
     }
 
+    /// Names what ended a call: the deadline, the memory cap, the stack, a
+    /// panic (with the message the guest wrote to stderr), or another trap.
     fn classify(&self, call: &'static str, error: &wasmtime::Error, stderr: &MemoryOutputPipe) -> HostError {
-        if let Some(Trap::Interrupt) = error.downcast_ref::<Trap>() {
-            return HostError::Timeout { call, timeout: self.limits.timeout };
+        let trap = error.downcast_ref::<Trap>().copied();
+        match trap {
+            Some(Trap::Interrupt) => return HostError::Timeout { call, timeout: self.limits.timeout },
+            Some(Trap::StackOverflow) => return HostError::StackExhausted { call },
+            _ => {}
         }
-        let reason = format!("{error:#}");
-        if reason.contains("forcing trap when growing memory") {
+        // With `trap_on_grow_failure`, a refused growth is an error of its
+        // own, not a trap code; its text is the only thing that names it.
+        if format!("{error:#}").contains("forcing trap when growing memory") {
             return HostError::MemoryLimit { call, limit_bytes: self.limits.memory_bytes };
         }
         let stderr = String::from_utf8_lossy(&stderr.contents()).trim().to_owned();
+        if let Some((location, message)) = panic_message(&stderr) {
+            return HostError::Panic { call, location, message };
+        }
+        // The trap's own description, without wasmtime's backtrace.
+        let reason = match trap {
+            Some(trap) => trap.to_string().trim_start_matches("wasm trap: ").to_owned(),
+            None => error.root_cause().to_string(),
+        };
         HostError::Trap { call, reason, stderr }
     }
 }
 
-fn deadline_ticks(timeout: Duration) -> u64 {
-    // Round up, plus one: the current tick may be about to end.
-    (timeout.as_nanos().div_ceil(EPOCH_TICK.as_nanos()) as u64).saturating_add(1)
+/// The location and message of a Rust panic as the guest's std prints it on
+/// stderr: `thread '…' panicked at src/lib.rs:1:2:\nmessage\nnote: …`.
+fn panic_message(stderr: &str) -> Option<(String, String)> {
+    let start = stderr.rfind(" panicked at ")? + " panicked at ".len();
+    let (location, rest) = stderr[start..].split_once(":\n")?;
+    let message = rest.split("\nnote: ").next().unwrap_or(rest).trim();
+    Some((location.to_owned(), message.to_owned()))
+}
+
+/// Whole epoch ticks that have passed in `elapsed` (rounded down).
+fn ticks_elapsed(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_nanos() / EPOCH_TICK.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Whole epoch ticks in `duration`, rounded up.
+fn ticks(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos().div_ceil(EPOCH_TICK.as_nanos())).unwrap_or(u64::MAX)
+}
+
+/// How many ticks past the current epoch a call may run.
+fn deadline_ticks(limits: SandboxLimits) -> u64 {
+    match limits.clock {
+        // Plus one: the ticker's current tick may be about to end.
+        DeadlineClock::Ticker => ticks(limits.timeout).saturating_add(1),
+        // Nothing else moves a manual clock: exactly the timeout.
+        DeadlineClock::Manual => ticks(limits.timeout).max(1),
+    }
 }
 
 /// Advances the epoch every [`EPOCH_TICK`] until the engine is dropped. The
 /// thread holds only a weak reference, so it never keeps the engine alive.
+///
+/// It counts ticks from the time elapsed, not from its wake-ups: a sleep
+/// overshoots (by half a tick and more on a busy machine), and one increment
+/// per wake-up made a 1 s deadline fire after 1.5 s under load.
 fn start_epoch_ticker(engine: &Engine) -> Result<(), HostError> {
     let weak = engine.weak();
     thread::Builder::new()
         .name("skill-host-epoch".to_owned())
         .spawn(move || {
+            let started = Instant::now();
+            let mut advanced = 0_u64;
             loop {
                 thread::sleep(EPOCH_TICK);
-                match weak.upgrade() {
-                    Some(engine) => engine.increment_epoch(),
-                    None => return,
+                let Some(engine) = weak.upgrade() else { return };
+                let due = ticks_elapsed(started.elapsed());
+                while advanced < due {
+                    engine.increment_epoch();
+                    advanced += 1;
                 }
             }
         })

@@ -121,8 +121,8 @@ impl core::Registry for HostRegistry {
         })
     }
 
-    fn list(&self, cwd: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
-        Ok(registry::list_skills(cwd).map_err(registry_error)?.into_iter().map(summary_in).collect())
+    fn list(&self, cwd: Option<&str>, name: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
+        Ok(registry::list_skills(cwd, name).map_err(registry_error)?.into_iter().map(summary_in).collect())
     }
 
     fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {

@@ -256,7 +256,7 @@ mod tests {
             }
             Ok(SnapshotAnswer::Changed(snapshot))
         }
-        fn list(&self, _cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
+        fn list(&self, _cwd: Option<&str>, _name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
             unreachable!()
         }
         fn get(&self, _cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {

@@ -80,7 +80,7 @@ pub fn invoke(registry: &impl Registry, cwd: Option<&str>, arguments: &str) -> R
     if !is_skill_name(&name) {
         return Err(ToolError::InvalidName(name));
     }
-    let listed = registry.list(cwd)?;
+    let listed = registry.list(cwd, Some(&name))?;
     let Some(summary) = listed.iter().find(|skill| skill.name == name) else {
         return Err(ToolError::Unknown(name));
     };
@@ -221,8 +221,9 @@ mod tests {
         fn snapshot(&self, _cwd: Option<&str>, _known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
             unreachable!("the tool never takes snapshots")
         }
-        fn list(&self, _cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
-            self.list_error.clone().map_or_else(|| Ok(self.listed.clone()), Err)
+        fn list(&self, _cwd: Option<&str>, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
+            let listed = self.listed.iter().filter(|skill| name.is_none_or(|name| skill.name == name)).cloned();
+            self.list_error.clone().map_or_else(|| Ok(listed.collect()), Err)
         }
         fn get(&self, _cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
             self.loads.set(self.loads.get() + 1);

@@ -190,7 +190,7 @@ pub trait Registry {
     /// A snapshot for the catalog; `known` is the revision already held.
     fn snapshot(&self, cwd: Option<&str>, known: Option<u64>) -> Result<SnapshotAnswer, RegistryError>;
     /// The winning skills, for the tool's lookup.
-    fn list(&self, cwd: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError>;
+    fn list(&self, cwd: Option<&str>, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError>;
     /// Loads one skill afresh.
     fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError>;
 }

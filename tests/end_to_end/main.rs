@@ -2,13 +2,16 @@
 //! script, driven through the host library and the `skill-host` binary.
 //! One test binary, so the component is compiled once per run.
 
+mod bad_input;
 mod cli;
 mod common;
 mod corpus;
 mod cross_host;
 mod deadlines;
 mod disclosure;
+mod hostile;
 mod library;
+mod providers;
 mod remote;
 mod scenarios;
 mod wit_contract;

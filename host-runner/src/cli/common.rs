@@ -11,7 +11,7 @@ use serde_json::Value;
 use skill_host::message::single_text;
 use skill_host::providers::local::{LocalProvider, LocalRoots};
 use skill_host::providers::remote::{IndexUrl, RemoteProvider};
-use skill_host::{EMBEDDED_PLUGIN, Plugin, SandboxLimits, SkillRegistry};
+use skill_host::{EMBEDDED_PLUGIN, OutputLimits, Plugin, SandboxLimits, SkillRegistry};
 
 /// Options accepted before or after any command.
 #[derive(Args)]
@@ -28,6 +28,15 @@ pub struct GlobalOptions {
     /// Memory cap of one plugin call, in MiB.
     #[arg(long, global = true, value_name = "N", default_value_t = 64)]
     pub memory_mb: usize,
+    /// The most messages one pre-step may add to those proposed.
+    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_added_messages)]
+    pub max_added_messages: usize,
+    /// The most bytes of any one text a plugin call returns.
+    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_text_bytes)]
+    pub max_text_bytes: usize,
+    /// The most bytes of all the texts one plugin call returns.
+    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_output_bytes)]
+    pub max_output_bytes: usize,
     /// A folder of skills (a `custom` root, rank 300); repeat for more, in
     /// precedence order.
     #[arg(long = "skills-dir", global = true, value_name = "DIR")]
@@ -47,6 +56,12 @@ impl GlobalOptions {
         SandboxLimits {
             timeout: Duration::from_millis(self.timeout_ms),
             memory_bytes: self.memory_mb.saturating_mul(1024 * 1024),
+            output: OutputLimits {
+                max_added_messages: self.max_added_messages,
+                max_text_bytes: self.max_text_bytes,
+                max_output_bytes: self.max_output_bytes,
+            },
+            ..SandboxLimits::default()
         }
     }
 

@@ -12,11 +12,16 @@ use crate::session::SessionLog;
 
 pub(crate) use session::content_to_wit;
 
-/// What one plugin call may reach: the registry, the session, whether the
-/// step was aborted, and until when providers may take to answer.
+/// What one plugin call may reach: the registry (for the call's working
+/// directory only), the session, whether the step was aborted, and until
+/// when providers may take to answer.
 #[derive(Clone, Default)]
 pub(crate) struct CallHost {
     pub registry: Option<Arc<SkillRegistry>>,
+    /// The working directory the call is for: the only one the plugin may
+    /// ask the registry about, so it cannot list or load skills of other
+    /// projects on the host.
+    pub cwd: Option<String>,
     pub session: Option<Arc<Mutex<SessionLog>>>,
     pub abort: Option<Arc<AtomicBool>>,
     /// When the registry's providers must have answered; set by the runtime
@@ -28,6 +33,18 @@ impl CallHost {
     /// Reaches nothing: for calls that need no import (configuration).
     pub fn detached() -> Self {
         Self::default()
+    }
+
+    /// Refuses a registry request for another working directory than the
+    /// call's: the call ends with a trap that says so.
+    fn check_cwd(&self, requested: Option<&str>) -> wasmtime::Result<()> {
+        if requested == self.cwd.as_deref() {
+            return Ok(());
+        }
+        Err(wasmtime::format_err!(
+            "the plugin asked the registry about working directory {requested:?} in a call for {:?}",
+            self.cwd
+        ))
     }
 
     fn aborted(&self) -> bool {

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::bindings::registry::{Host, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
-use crate::registry::{RegistryError, ResourceBase, SkillCandidate};
+use crate::registry::{RegistryError, ResourceBase, SkillCandidate, winners_named};
 use crate::runtime::CallState;
 
 impl Host for CallState {
@@ -14,6 +14,7 @@ impl Host for CallState {
         known: Option<u64>,
     ) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
         let host = &self.host;
+        host.check_cwd(cwd.as_deref())?;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -39,8 +40,10 @@ impl Host for CallState {
     fn list_skills(
         &mut self,
         cwd: Option<String>,
+        name: Option<String>,
     ) -> wasmtime::Result<Result<Vec<wit::SkillSummary>, wit::RegistryError>> {
         let host = &self.host;
+        host.check_cwd(cwd.as_deref())?;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -53,7 +56,9 @@ impl Host for CallState {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         Ok(match listed {
-            Ok(snapshot) => Ok(snapshot.skills.iter().map(|winner| summary(&winner.candidate)).collect()),
+            Ok(snapshot) => {
+                Ok(winners_named(&snapshot, name.as_deref()).map(|winner| summary(&winner.candidate)).collect())
+            }
             Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
         })
     }
@@ -64,6 +69,7 @@ impl Host for CallState {
         name: String,
     ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {
         let host = &self.host;
+        host.check_cwd(cwd.as_deref())?;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }

@@ -751,7 +751,7 @@ mod tests {
 
     #[test]
     fn name_must_match_the_grammar() {
-        for bad in ["My-Skill", "my_skill", "-a", "a-", "a--b", "\"a b\""] {
+        for bad in ["My-Skill", "my_skill", "-a", "a-", "a--b", "\"a b\"", "a/b", "../etc", "\"..\"", "a.b"] {
             let err = skill(&format!("name: {bad}\ndescription: d\n")).expect_err(bad);
             assert!(err.contains("does not match the skill-name grammar"), "{bad}: {err}");
             assert!(err.starts_with("line 2: "), "{err}");
@@ -930,6 +930,17 @@ mod tests {
         let block: String = (0..10_000).map(|_| "- ").collect();
         let err = skill(&format!("{}metadata:\n  {block}x\n", base())).unwrap_err();
         assert!(err.contains("nests deeper than 64 levels"), "{err}");
+    }
+
+    #[test]
+    fn a_hundred_thousand_levels_of_nesting_are_refused_by_size_before_parsing() {
+        for opener in ["[", "{a: ", "- "] {
+            let err = skill(&format!("{}metadata: {}\n", base(), opener.repeat(100_000))).unwrap_err();
+            assert!(
+                err.starts_with("frontmatter is ") && err.ends_with(" bytes, larger than the 64 KiB limit"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

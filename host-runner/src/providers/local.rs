@@ -9,7 +9,7 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
 use super::frontmatter::parse_skill_file;
@@ -22,6 +22,12 @@ pub const LOCAL_PROVIDER: &str = "local";
 
 /// The file that makes a folder a skill.
 const SKILL_FILE: &str = "SKILL.md";
+
+/// The largest skill file read, in bytes. The largest in the public corpora
+/// is 74 KB; a body near this size already fills a tool result to half of
+/// the sandbox's 16 MiB text cap. A larger file is skipped with a reason, so
+/// neither listing nor loading ever reads an unbounded file into memory.
+pub const MAX_SKILL_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The folder under the user's DeepSeek Harness skills that holds the
 /// harness's own system skills, which are not listed as user skills.
@@ -422,11 +428,22 @@ fn read_skill_text(path: &Path) -> io::Result<SkillText> {
     if !meta.is_file() {
         return Ok(SkillText::Refused("not a regular file".to_string()));
     }
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
+    let too_large = |size: String| {
+        SkillText::Refused(format!("skill file is {size} bytes, over the {MAX_SKILL_FILE_BYTES}-byte limit"))
+    };
+    if meta.len() > MAX_SKILL_FILE_BYTES {
+        return Ok(too_large(meta.len().to_string()));
+    }
+    let mut bytes = Vec::new();
+    match fs::File::open(path).and_then(|file| file.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes)) {
+        Ok(_) => {}
         Err(error) if is_absent(&error) => return Ok(SkillText::Absent),
         Err(error) => return Err(error),
-    };
+    }
+    // It grew since `metadata`: still never more than the limit in memory.
+    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
+        return Ok(too_large(format!("more than {MAX_SKILL_FILE_BYTES}")));
+    }
     if bytes.contains(&0) {
         return Ok(SkillText::Refused("binary file (contains NUL bytes), not a text skill file".to_string()));
     }
@@ -491,6 +508,8 @@ fn incomplete(listing: &mut Listing, path: &Path, what: &str, error: &io::Error)
 mod tests {
     #[cfg(unix)]
     use std::os::unix::fs::symlink;
+
+    use std::io::Write;
 
     use super::*;
     use crate::registry::InvocationPolicy;
@@ -993,6 +1012,37 @@ mod tests {
     }
 
     #[cfg(target_os = "linux")]
+    #[test]
+    fn skill_files_over_the_size_limit_are_skipped_and_never_loaded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let limit = MAX_SKILL_FILE_BYTES as usize;
+        // Exactly at the limit: listed and loaded whole.
+        let head = "---\nname: at-limit\ndescription: d\n---\n";
+        let at_limit = root.join("at-limit.md");
+        write(&at_limit, &format!("{head}{}", "x".repeat(limit - head.len())));
+        // A 50 MB body: skipped with its size, the listing still complete.
+        let head = "---\nname: huge\ndescription: d\n---\n";
+        write(&root.join("huge.md"), &format!("{head}{}", "x".repeat(50_000_000)));
+        let listing = list(&custom(&[root]), None);
+        assert!(listing.complete);
+        assert_eq!(names(&listing), ["at-limit"]);
+        assert_eq!(
+            listing.skipped,
+            [SkippedFile {
+                path: root.join("huge.md"),
+                reason: format!("skill file is {} bytes, over the 8388608-byte limit", 50_000_000 + head.len()),
+            }]
+        );
+        let provider = custom(&[root]);
+        let candidate = listing.candidates[0].clone();
+        let loaded = provider.load(None, &candidate).unwrap().expect("at the limit loads");
+        assert_eq!(loaded.content.len(), limit - "---\nname: at-limit\ndescription: d\n---\n".len());
+        // Grown past the limit after the listing: gone, as far as the model knows.
+        fs::OpenOptions::new().append(true).open(&at_limit).unwrap().write_all(b"x").unwrap();
+        assert_eq!(provider.load(None, &candidate), Ok(None));
+    }
+
     #[test]
     fn load_reports_an_io_failure_as_a_provider_error() {
         let tmp = tempfile::tempdir().unwrap();

@@ -386,6 +386,19 @@ fn validate_definition(definition: &SkillDefinition) -> Result<(), String> {
     Ok(())
 }
 
+/// The winners of `snapshot`, or with `name` only the winner of that name
+/// (found by binary search: winners are sorted by name).
+pub fn winners_named<'a>(snapshot: &'a RegistrySnapshot, name: Option<&str>) -> impl Iterator<Item = &'a Winner> + 'a {
+    let range = match name {
+        None => 0..snapshot.skills.len(),
+        Some(name) => match snapshot.skills.binary_search_by(|winner| winner.candidate.name.as_str().cmp(name)) {
+            Ok(index) => index..index + 1,
+            Err(_) => 0..0,
+        },
+    };
+    snapshot.skills[range].iter()
+}
+
 /// The cache key of a cwd: its bytes, or empty for no cwd (no cwd is empty).
 fn cache_key(cwd: Option<&Path>) -> &OsStr {
     cwd.map_or(OsStr::new(""), Path::as_os_str)

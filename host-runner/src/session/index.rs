@@ -172,10 +172,12 @@ impl SessionIndex {
             self.warn(line_no, format_args!("ignored {kind}: seq {seq} is {why} seq {last} read before it"));
             return Ok(None);
         }
-        self.last_seq = Some(seq);
-        if self.first_event_time.is_none() {
+        // Only the first event's time: a later one would give a file without
+        // a header another synthetic `createdAt` once something is appended.
+        if self.last_seq.is_none() {
             self.first_event_time = envelope.time.as_ref().and_then(Value::as_i64);
         }
+        self.last_seq = Some(seq);
         if kind == USER_MESSAGE {
             match serde_json::from_slice::<UserMessageLine>(text) {
                 Ok(UserMessageLine { data }) => {

@@ -252,6 +252,20 @@ fn a_missing_header_gets_a_synthetic_one() -> TestResult {
 }
 
 #[test]
+fn a_synthetic_header_is_the_same_after_an_append() -> TestResult {
+    // Found by the property tests: the first event has no time, so a later
+    // event's time used to become the synthetic createdAt once appended.
+    let dir = TempDir::new()?;
+    let path = dir.path().join("headless.jsonl");
+    fs::write(&path, "{\"type\":\"future/thing\",\"seq\":0}\n")?;
+    let mut log = SessionLog::open(&path)?;
+    assert_eq!(log.header().created_at, 0);
+    log.append_user_messages(vec![(user_data("a"), SurfaceOp::Append)])?;
+    assert_eq!(SessionLog::open(&path)?.header(), log.header());
+    Ok(())
+}
+
+#[test]
 fn a_file_that_is_not_a_session_log_is_refused() -> TestResult {
     let dir = TempDir::new()?;
     let path = session_file(&dir, "# README\n\nhello\n")?;
@@ -495,6 +509,34 @@ fn concurrent_appenders_lose_nothing() -> TestResult {
     assert_eq!(log.warnings(), &[] as &[String]);
     assert_eq!(log.user_messages().len(), 50);
     assert_eq!(log.surface(), (0..50).collect::<Vec<u64>>().as_slice());
+    Ok(())
+}
+
+#[test]
+fn an_append_waits_for_the_lock_and_then_reads_what_the_holder_wrote() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = session_file(&dir, &format!("{HEADER}\n{}\n", user_line(0, "a")))?;
+    let mut log = SessionLog::open(&path)?;
+    // Another writer holds the lock (a second open file takes its own lock,
+    // even in this process).
+    let holder = fs::OpenOptions::new().append(true).open(&path)?;
+    holder.lock()?;
+    let (done, appended) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        let seqs = log.append_user_messages(vec![(user_data("waited"), SurfaceOp::Append)]);
+        let _ = done.send(());
+        seqs
+    });
+    // Without the lock it would be done long before this; with it, never.
+    // (The wait only lets a missing lock show: it cannot fail a correct one.)
+    assert!(appended.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "appended under another's lock");
+    std::io::Write::write_all(&mut &holder, format!("{}\n", user_line(1, "the holder's")).as_bytes())?;
+    holder.unlock()?;
+    let seqs = writer.join().map_err(|_| "writer panicked")??;
+    assert_eq!(seqs, [2], "the waiting append read the holder's line first");
+    let reread = SessionLog::open(&path)?;
+    assert_eq!(reread.warnings(), &[] as &[String]);
+    assert_eq!(texts(&reread), [(0, "a".to_owned()), (1, "the holder's".to_owned()), (2, "waited".to_owned())]);
     Ok(())
 }
 

@@ -32,7 +32,7 @@ const imports = {
   ...wasi.imports,
   'dsh:skill/registry': {
     snapshot: (cwd, known) => hostCall('snapshot', [cwd, known]),
-    listSkills: (cwd) => hostCall('listSkills', [cwd]),
+    listSkills: (cwd, name) => hostCall('listSkills', [cwd, name]),
     getSkill: (cwd, name) => hostCall('getSkill', [cwd, name]),
   },
   'dsh:skill/session': {

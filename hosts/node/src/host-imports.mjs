@@ -72,11 +72,14 @@ export class CallHost {
     });
   }
 
-  listSkills(cwd) {
+  listSkills(cwd, name) {
     if (this.aborted()) return ABORTED;
     if (this.registry === null) return ok([]);
     try {
-      return ok(this.registry.list(cwd ?? null).skills.map((winner) => summary(winner.candidate)));
+      const winners = this.registry.list(cwd ?? null).skills;
+      // With a name, only that winner: the tool's lookup never copies the whole catalog.
+      const named = name == null ? winners : winners.filter((winner) => winner.candidate.name === name);
+      return ok(named.map((winner) => summary(winner.candidate)));
     } catch (error) {
       if (error instanceof RegistryFailure) return err({ tag: 'failed', val: error.message });
       throw error;
