@@ -304,9 +304,15 @@ fn panic_message(stderr: &str) -> Option<(String, String)> {
     Some((location.to_owned(), message.to_owned()))
 }
 
-/// Whole epoch ticks that have passed in `elapsed` (rounded down).
-fn ticks_elapsed(elapsed: Duration) -> u64 {
-    u64::try_from(elapsed.as_nanos() / EPOCH_TICK.as_nanos()).unwrap_or(u64::MAX)
+/// Increments the epoch until it counts every whole tick in `elapsed`, from
+/// `advanced` already counted; returns the new count.
+fn catch_up(mut advanced: u64, elapsed: Duration, mut increment: impl FnMut()) -> u64 {
+    let due = u64::try_from(elapsed.as_nanos() / EPOCH_TICK.as_nanos()).unwrap_or(u64::MAX);
+    while advanced < due {
+        increment();
+        advanced += 1;
+    }
+    advanced
 }
 
 /// Whole epoch ticks in `duration`, rounded up.
@@ -340,14 +346,46 @@ fn start_epoch_ticker(engine: &Engine) -> Result<(), HostError> {
             loop {
                 thread::sleep(EPOCH_TICK);
                 let Some(engine) = weak.upgrade() else { return };
-                let due = ticks_elapsed(started.elapsed());
-                while advanced < due {
-                    engine.increment_epoch();
-                    advanced += 1;
-                }
+                advanced = catch_up(advanced, started.elapsed(), || engine.increment_epoch());
             }
         })
         // Without a ticker deadlines never fire: refuse to run without one.
         .map(drop)
         .map_err(|error| HostError::Load(format!("cannot start the epoch ticker thread: {error}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ticker_counts_the_time_elapsed_not_its_wake_ups() {
+        // A wake-up 7.5 ticks late (a busy machine) catches up 7 ticks at once.
+        let mut increments = 0;
+        let late = EPOCH_TICK * 7 + EPOCH_TICK / 2;
+        assert_eq!(catch_up(0, late, || increments += 1), 7);
+        assert_eq!(increments, 7);
+        // An early wake-up adds nothing.
+        assert_eq!(catch_up(7, late, || increments += 1), 7);
+        assert_eq!(increments, 7);
+    }
+
+    #[test]
+    fn a_manual_clock_stops_a_call_at_exactly_its_timeout() {
+        let limits = SandboxLimits {
+            timeout: Duration::from_millis(10),
+            clock: DeadlineClock::Manual,
+            ..SandboxLimits::default()
+        };
+        assert_eq!(deadline_ticks(limits), 5);
+        // The ticker's current tick may be about to end: one more.
+        assert_eq!(deadline_ticks(SandboxLimits { clock: DeadlineClock::Ticker, ..limits }), 6);
+    }
+
+    #[test]
+    fn a_panic_message_and_its_location_are_read_from_the_guests_stderr() {
+        let stderr = "\nthread '<unnamed>' (1) panicked at src/lib.rs:85:20:\nbad input: x\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace";
+        assert_eq!(panic_message(stderr), Some(("src/lib.rs:85:20".to_owned(), "bad input: x".to_owned())));
+        assert_eq!(panic_message("some other output"), None);
+    }
 }
