@@ -1,11 +1,9 @@
 //! The `skill-host` command line (SPEC §6) on the example workspace: the
 //! catalog lifecycle, the tool's result and errors, and exit codes.
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use crate::common::{Sandbox, repo_root, stderr, stdout};
+use crate::common::{Sandbox, path, repo_root, stderr, stdout};
 
 const INITIAL_HEAD: &str = "<system-reminder>\nA skill is a reusable set of task-specific instructions. The following skills are available in this session:\n\n<available_skills>\n";
 const INITIAL_TAIL: &str = "</available_skills>\n\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.\n</system-reminder>";
@@ -15,10 +13,6 @@ const REPLACEMENT_TAIL: &str = "</available_skills>\n\nUse only names in this re
 /// The example workspace's catalog entries: sorted by name, the user-only
 /// `deploy-production` left out, `review-pr` escaped and cut at 500 characters.
 const EXAMPLE_ENTRIES: &str = "- `commit-message`: Write a commit message for the staged changes.\n- `release-notes`: Draft release notes for the next version from the merged pull requests since the last tag.\n- `review-pr`: Review a pull request for correctness, tests &amp; style. Checks that every changed &lt;public&gt; item has docs, that error paths are tested, and that the change does what its description says. It reads the diff file by file, runs the tests locally when the change touches behaviour, compares the change against the linked issue, and looks for missing edge cases: empty inputs, very large inputs, invalid UTF-8, concurrent access, and failures of every external call. It writes its findings as review comme...\n- `triage-bug`: Triage a bug report. Reproduce it, find the smallest failing case, and label it with severity and the owning component.\n";
-
-fn path(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
 
 #[test]
 fn step_compact_and_load_on_the_example_workspace() {

@@ -72,7 +72,8 @@ impl Sandbox {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+/// Copies a folder recursively (files and folders; the fixtures hold no links).
+pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -83,6 +84,11 @@ fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), &target).unwrap();
         }
     }
+}
+
+/// A path as the `&str` a command line takes.
+pub fn path(path: &Path) -> &str {
+    path.to_str().expect("test paths are UTF-8")
 }
 
 /// stdout as text.

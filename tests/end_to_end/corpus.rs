@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::common::{Sandbox, repo_root, skill_host_bin, stderr, stdout};
+use crate::common::{Sandbox, copy_tree, path, repo_root, skill_host_bin, stderr, stdout};
 
 /// The collections, each with its number of skills.
 const COLLECTIONS: [(&str, usize); 2] = [("anthropic-skills", 12), ("dsh-agents-skills", 11)];
@@ -64,23 +64,6 @@ fn project_with(sandbox: &Sandbox, collection: &str) -> PathBuf {
     std::fs::create_dir_all(project.join(".git")).unwrap();
     copy_tree(&corpus().join(collection), &project.join(".agents/skills"));
     project
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-fn path(path: &Path) -> &str {
-    path.to_str().unwrap()
 }
 
 /// `skill-host skills --json` with `args`, checked to succeed quietly.

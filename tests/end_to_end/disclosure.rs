@@ -2,13 +2,7 @@
 //! invocation (`userInvocation`) and Pi's way of disclosing skills
 //! (`system-prompt`, `expand`).
 
-use std::path::Path;
-
-use crate::common::{Sandbox, stderr, stdout};
-
-fn path(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
+use crate::common::{Sandbox, path, stderr, stdout};
 
 #[test]
 fn system_prompt_lists_model_invocable_skills_with_locations() {
