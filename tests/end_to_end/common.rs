@@ -86,6 +86,18 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// The scenario files in `dir` (`*.json` but not `*.expected.json`), sorted.
+pub fn scenarios_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .filter(|path| !path.to_string_lossy().ends_with(".expected.json"))
+        .collect();
+    found.sort();
+    found
+}
+
 /// A path as the `&str` a command line takes.
 pub fn path(path: &Path) -> &str {
     path.to_str().expect("test paths are UTF-8")

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, repo_root, stderr, stdout};
+use crate::common::{Sandbox, repo_root, scenarios_in, stderr, stdout};
 
 static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin.wasm"));
 
@@ -43,17 +43,6 @@ fn component(sandbox: &Sandbox) -> PathBuf {
     assert!(output.status.success(), "skill-host component failed: {}", stderr(&output));
     assert_eq!(std::fs::read(&path).unwrap(), skill_host::EMBEDDED_PLUGIN, "the written component is the embedded one");
     path
-}
-
-fn scenarios_in(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|error| panic!("cannot list {}: {error}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .filter(|path| !path.to_string_lossy().ends_with(".expected.json"))
-        .collect();
-    found.sort();
-    found
 }
 
 /// What one host did with one scenario.

@@ -5,17 +5,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, repo_root, stderr, stdout};
+use crate::common::{Sandbox, repo_root, scenarios_in, stderr, stdout};
 
 fn scenarios() -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(repo_root().join("tests/scenarios"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .filter(|path| !path.to_string_lossy().ends_with(".expected.json"))
-        .collect();
-    found.sort();
-    found
+    scenarios_in(&repo_root().join("tests/scenarios"))
 }
 
 #[test]
