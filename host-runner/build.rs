@@ -15,7 +15,7 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest_dir.parent().expect("host-runner lives inside the workspace").to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for watched in ["plugin/src", "plugin/Cargo.toml", "wit", "Cargo.toml", "Cargo.lock"] {
+    for watched in ["plugin/src", "plugin/Cargo.toml", "wit", "Cargo.toml", "Cargo.lock", "build-support"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     println!("cargo:rerun-if-env-changed=SKILL_PLUGIN_WASM");
@@ -30,33 +30,9 @@ fn main() {
     }
     require_target();
 
-    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let target_dir = out_dir.join("plugin-target");
-    let mut command = Command::new(cargo);
-    command
-        .current_dir(&root)
-        .args(["build", "--package", "skill-plugin", "--release", "--target", TARGET, "--target-dir"])
-        .arg(&target_dir);
-    for (key, _) in env::vars_os() {
-        let key = key.to_string_lossy();
-        let inherited_build_setting = (key.starts_with("CARGO_") && key != "CARGO_HOME")
-            || matches!(
-                key.as_ref(),
-                "RUSTFLAGS"
-                    | "RUSTC_WRAPPER"
-                    | "RUSTC_WORKSPACE_WRAPPER"
-                    | "TARGET"
-                    | "PROFILE"
-                    | "OPT_LEVEL"
-                    | "DEBUG"
-                    | "HOST"
-                    | "RUSTC"
-                    | "RUSTDOC"
-            );
-        if inherited_build_setting {
-            command.env_remove(key.as_ref());
-        }
-    }
+    let mut command = nested_cargo(&root, &target_dir);
+    command.args(["--package", "skill-plugin"]);
     let status = command.status().unwrap_or_else(|error| panic!("cannot run cargo to build the plugin: {error}"));
     if !status.success() {
         panic!(
@@ -84,3 +60,5 @@ fn require_target() {
         );
     }
 }
+
+include!("../build-support/nested_cargo.rs");

@@ -4,7 +4,6 @@
 
 use std::env;
 use std::path::PathBuf;
-use std::process::Command;
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -14,33 +13,10 @@ fn main() {
         println!("cargo:rerun-if-changed={}", fixture.join(watched).display());
     }
     println!("cargo:rerun-if-changed={}", manifest_dir.join("../wit").display());
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("../build-support").display());
 
     let target_dir = out_dir.join("hostile-target");
-    let mut command = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    command
-        .current_dir(&fixture)
-        .args(["build", "--release", "--target", "wasm32-wasip2", "--target-dir"])
-        .arg(&target_dir);
-    for (key, _) in env::vars_os() {
-        let key = key.to_string_lossy();
-        if (key.starts_with("CARGO_") && key != "CARGO_HOME")
-            || matches!(
-                key.as_ref(),
-                "RUSTFLAGS"
-                    | "RUSTC_WRAPPER"
-                    | "RUSTC_WORKSPACE_WRAPPER"
-                    | "TARGET"
-                    | "PROFILE"
-                    | "OPT_LEVEL"
-                    | "DEBUG"
-                    | "HOST"
-                    | "RUSTC"
-                    | "RUSTDOC"
-            )
-        {
-            command.env_remove(key.as_ref());
-        }
-    }
+    let mut command = nested_cargo(&fixture, &target_dir);
     let status = command.status().unwrap_or_else(|error| panic!("cannot run cargo for the hostile plugin: {error}"));
     assert!(
         status.success(),
@@ -50,3 +26,5 @@ fn main() {
     std::fs::copy(&built, out_dir.join("hostile_plugin.wasm"))
         .unwrap_or_else(|error| panic!("cannot copy {}: {error}", built.display()));
 }
+
+include!("../build-support/nested_cargo.rs");
