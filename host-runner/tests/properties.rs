@@ -78,6 +78,9 @@ fn session_file() -> impl Strategy<Value = Vec<u8>> {
             r#"{{"type":"tool/result","seq":{seq},"time":1,"data":{{}},"surfaceOp":"append"}}"#
         )),
         (0_u64..12).prop_map(|seq| format!(r#"{{"type":"future/thing","seq":{seq}}}"#)),
+        // Seqs at the edge of what DeepSeek Harness (JavaScript) can write, and past it.
+        prop::sample::select(vec![(1_u64 << 53) - 2, (1 << 53) - 1, 1 << 53, u64::MAX])
+            .prop_map(move |seq| user(seq, json!("append"))),
         any::<String>(),
         Just(r#"{"type":"user/message","seq":3,"data":{"content":"#.to_owned()),
     ];
@@ -134,7 +137,12 @@ proptest! {
         prop_assert!(log.surface().iter().all(|&seq| seq < log.next_seq()));
 
         let message = json!({"content": [{"type": "text", "text": "new"}], "source": {"kind": "user"}, "role": "user", "id": "n"});
-        log.append_user_messages(vec![(message, SurfaceOp::Append)]).unwrap();
+        if let Err(error) = log.append_user_messages(vec![(message, SurfaceOp::Append)]) {
+            // Only a log whose seqs are used up refuses, and writes nothing.
+            prop_assert!(error.to_string().contains("the largest DeepSeek Harness can read"), "{}", error);
+            prop_assert_eq!(std::fs::read(&path).unwrap(), bytes);
+            return Ok(());
+        }
         let written = std::fs::read(&path).unwrap();
         prop_assert!(written.starts_with(&bytes));
         let reread = SessionLog::open(&path).unwrap();

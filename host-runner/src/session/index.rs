@@ -12,6 +12,10 @@ use super::{SessionHeader, UserMessageEvent};
 /// The event types that carry a `surfaceOp` and may join the surface.
 const MESSAGE_EVENT_TYPES: [&str; 3] = ["user/message", "assistant/message", "tool/result"];
 
+/// The largest seq read: JavaScript's largest exact integer (2^53 - 1), all
+/// DeepSeek Harness can write. It also keeps `next_seq` far from overflowing.
+const MAX_SEQ: u64 = (1 << 53) - 1;
+
 /// The event type indexed for the plugin.
 pub(super) const USER_MESSAGE: &str = "user/message";
 
@@ -87,7 +91,7 @@ pub(super) struct SessionIndex {
     last_seq: Option<u64>,
     /// Lines that parsed as JSON objects; a file with none is not a log.
     pub readable_lines: u64,
-    /// `time` of the first event, for a synthetic header's `createdAt`.
+    /// `time` of the first readable line, for a synthetic header's `createdAt`.
     pub first_event_time: Option<i64>,
 }
 
@@ -137,6 +141,12 @@ impl SessionIndex {
             }
         };
         self.readable_lines += 1;
+        // The first readable line's time, whatever the line is: appends never
+        // change it, so a file without a header keeps one synthetic
+        // `createdAt` however much is appended.
+        if self.readable_lines == 1 {
+            self.first_event_time = envelope.time.as_ref().and_then(Value::as_i64);
+        }
         let Some(kind) = envelope.kind.as_deref() else {
             self.warn(line_no, "skipped: no \"type\"");
             return Ok(None);
@@ -152,6 +162,15 @@ impl SessionIndex {
         }
         let seq = match &envelope.seq {
             Some(value) => match value.as_u64() {
+                Some(seq) if seq > MAX_SEQ => {
+                    self.warn(
+                        line_no,
+                        format_args!(
+                            "skipped {kind}: seq {seq} is above {MAX_SEQ}, the largest DeepSeek Harness can write"
+                        ),
+                    );
+                    return Ok(None);
+                }
                 Some(seq) => seq,
                 None => {
                     self.warn(line_no, format_args!("skipped {kind}: seq {value} is not a non-negative integer"));
@@ -171,11 +190,6 @@ impl SessionIndex {
             let why = if seq == last { "a duplicate of" } else { "older than" };
             self.warn(line_no, format_args!("ignored {kind}: seq {seq} is {why} seq {last} read before it"));
             return Ok(None);
-        }
-        // Only the first event's time: a later one would give a file without
-        // a header another synthetic `createdAt` once something is appended.
-        if self.last_seq.is_none() {
-            self.first_event_time = envelope.time.as_ref().and_then(Value::as_i64);
         }
         self.last_seq = Some(seq);
         if kind == USER_MESSAGE {
@@ -238,6 +252,15 @@ impl SessionIndex {
     /// Assigns seqs and serializes a batch against the current surface,
     /// without changing the index.
     pub fn plan(&self, requests: Vec<EventRequest>, time: i64) -> Result<PlannedBatch, PlanError> {
+        let last = self.next_seq().saturating_add(requests.len() as u64).saturating_sub(1);
+        if let Some(first) = requests.first()
+            && last > MAX_SEQ
+        {
+            return Err(PlanError::Invalid {
+                event_type: first.kind.clone(),
+                reason: format!("its seq {last} would be above {MAX_SEQ}, the largest DeepSeek Harness can read"),
+            });
+        }
         let mut bytes = Vec::new();
         let mut events: Vec<PlannedEvent> = Vec::with_capacity(requests.len());
         let mut staged: Option<SurfaceFold> = None;

@@ -237,6 +237,38 @@ fn duplicate_and_out_of_order_seqs_are_warned_and_not_indexed() -> TestResult {
 }
 
 #[test]
+fn a_seq_beyond_what_the_harness_can_write_is_skipped_and_never_overflows() -> TestResult {
+    let dir = TempDir::new()?;
+    let line = |seq: u64| json!({"type": "user/message", "seq": seq, "time": 1, "data": user_data("big"), "surfaceOp": "append"});
+    let content = format!("{HEADER}\n{}\n{}\n{}\n", user_line(0, "a"), line(u64::MAX), line(9_007_199_254_740_992));
+    let mut log = SessionLog::open(&session_file(&dir, &content)?)?;
+    assert_eq!(
+        log.warnings(),
+        [
+            "line 3: skipped user/message: seq 18446744073709551615 is above 9007199254740991, the largest DeepSeek Harness can write",
+            "line 4: skipped user/message: seq 9007199254740992 is above 9007199254740991, the largest DeepSeek Harness can write",
+        ]
+    );
+    assert_eq!(log.next_seq(), 1);
+    assert_eq!(log.append_user_messages(vec![(user_data("b"), SurfaceOp::Append)])?, [1]);
+
+    // At the largest seq, nothing more can be appended, and nothing is written.
+    let at_the_largest = format!("{HEADER}\n{}\n", line(9_007_199_254_740_991));
+    let path = session_file(&dir, &at_the_largest)?;
+    let mut full = SessionLog::open(&path)?;
+    let error = full.append_user_messages(vec![(user_data("c"), SurfaceOp::Append)]).err().ok_or("appended")?;
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "session log {}: cannot append user/message: its seq 9007199254740992 would be above 9007199254740991, the largest DeepSeek Harness can read",
+            path.display()
+        )
+    );
+    assert_eq!(fs::read_to_string(&path)?, at_the_largest);
+    Ok(())
+}
+
+#[test]
 fn a_missing_header_gets_a_synthetic_one() -> TestResult {
     let dir = TempDir::new()?;
     let path = dir.path().join("abc-session.jsonl");
@@ -253,15 +285,18 @@ fn a_missing_header_gets_a_synthetic_one() -> TestResult {
 
 #[test]
 fn a_synthetic_header_is_the_same_after_an_append() -> TestResult {
-    // Found by the property tests: the first event has no time, so a later
-    // event's time used to become the synthetic createdAt once appended.
+    // Found by the property tests and the fuzzer: when the first event has no
+    // time, or no line is an event at all, the time of the first event
+    // appended later used to become the synthetic createdAt.
     let dir = TempDir::new()?;
     let path = dir.path().join("headless.jsonl");
-    fs::write(&path, "{\"type\":\"future/thing\",\"seq\":0}\n")?;
-    let mut log = SessionLog::open(&path)?;
-    assert_eq!(log.header().created_at, 0);
-    log.append_user_messages(vec![(user_data("a"), SurfaceOp::Append)])?;
-    assert_eq!(SessionLog::open(&path)?.header(), log.header());
+    for content in ["{\"type\":\"future/thing\",\"seq\":0}\n", "{\"type\":\"s)ession\",\"version\":0}\n{\"torn"] {
+        fs::write(&path, content)?;
+        let mut log = SessionLog::open(&path)?;
+        assert_eq!(log.header().created_at, 0, "{content}");
+        log.append_user_messages(vec![(user_data("a"), SurfaceOp::Append)])?;
+        assert_eq!(SessionLog::open(&path)?.header(), log.header(), "{content}");
+    }
     Ok(())
 }
 
