@@ -388,11 +388,9 @@ mod native {
                     if before.is_some_and(|before| event.seq >= before) {
                         continue;
                     }
-                    let plugin = event.source.get("plugin").and_then(Value::as_str);
-                    if filters
-                        .iter()
-                        .any(|filter| filter.kind == kind && filter.plugin.as_deref().is_none_or(|p| Some(p) == plugin))
-                    {
+                    if filters.iter().any(|filter| {
+                        filter.kind == kind && filter.plugin.as_deref().is_none_or(|p| Some(p) == event.plugin)
+                    }) {
                         refs.push(core::MessageRef { seq: event.seq, visible: self.0.is_visible(event.seq) });
                     }
                 }
@@ -404,7 +402,7 @@ mod native {
         }
 
         fn get_user_message(&self, seq: u64) -> Option<core::Message> {
-            self.0.user_message(seq).map(|event| core::Message {
+            self.0.user_message(seq).expect("the bench's session lives in memory").map(|event| core::Message {
                 source: event.source.to_string(),
                 content: event
                     .content

@@ -11,6 +11,11 @@ use crate::session::{SessionLog, SurfaceOp};
 /// Runs the pre-step on the `proposed` decision (the host's other listeners'
 /// output) and, when the result is to enter, appends every message of it to
 /// the session in one write.
+///
+/// The session file's exclusive lock is held from before the plugin reads
+/// the history until the decision is appended (see [`SessionLog::hold`]), so
+/// two hosts stepping one session at once take turns: the second decides on
+/// a history that includes what the first appended.
 /// Returns the outcome; a failed call leaves the session untouched.
 pub fn run_step(
     plugin: &Plugin,
@@ -19,6 +24,7 @@ pub fn run_step(
     input: &StepInput,
     proposed: Decision,
 ) -> Result<StepOutcome, HostError> {
+    let _turn = Turn::take(session)?;
     let outcome = plugin.pre_step(registry, session, input, proposed)?;
     if let StepOutcome::Decided(Decision::Enter(messages)) = &outcome
         && !messages.is_empty()
@@ -32,4 +38,27 @@ pub fn run_step(
 /// Locks a session shared with plugin calls.
 pub fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
     session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The session file's lock, held for one step and let go however the step ends.
+/// A lock the caller already held stays held.
+struct Turn<'a>(Option<&'a Mutex<SessionLog>>);
+
+impl<'a> Turn<'a> {
+    fn take(session: &'a Mutex<SessionLog>) -> Result<Self, HostError> {
+        let mut log = lock(session);
+        if log.is_held() {
+            return Ok(Turn(None));
+        }
+        log.hold()?;
+        Ok(Turn(Some(session)))
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if let Some(session) = self.0 {
+            lock(session).release();
+        }
+    }
 }

@@ -61,14 +61,19 @@ impl Sandbox {
 
     /// Runs `skill-host` with the user-level roots pointed into the sandbox.
     pub fn run(&self, args: &[&str]) -> Output {
-        Command::new(skill_host_bin())
+        self.command(args).output().expect("skill-host runs")
+    }
+
+    /// The `skill-host` command [`run`](Self::run) runs, to start it without waiting.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(skill_host_bin());
+        command
             .args(args)
             .env("DSH_HOME", self.path().join("home/dsh"))
             .env("DSH_AGENTS_HOME", self.path().join("home/agents"))
             // One compiled-component cache for the whole run, kept out of the user's home.
-            .env("SKILL_HOST_CACHE_DIR", concat!(env!("CARGO_TARGET_TMPDIR"), "/skill-host-cache"))
-            .output()
-            .expect("skill-host runs")
+            .env("SKILL_HOST_CACHE_DIR", concat!(env!("CARGO_TARGET_TMPDIR"), "/skill-host-cache"));
+        command
     }
 }
 

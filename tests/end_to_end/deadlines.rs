@@ -23,8 +23,8 @@ const HANG: Duration = Duration::from_secs(20);
 
 /// A provider that answers at once until told to hold its calls at a gate; it
 /// reports each call entering, so the test knows when one is hanging.
-struct Gated {
-    hold_lists: AtomicBool,
+pub(crate) struct Gated {
+    pub(crate) hold_lists: AtomicBool,
     hold_loads: AtomicBool,
     open: Mutex<bool>,
     opened: Condvar,
@@ -32,7 +32,7 @@ struct Gated {
 }
 
 impl Gated {
-    fn new() -> (Arc<Self>, Receiver<&'static str>) {
+    pub(crate) fn new() -> (Arc<Self>, Receiver<&'static str>) {
         let (entered, calls) = mpsc::channel();
         let gated = Self {
             hold_lists: AtomicBool::new(false),
@@ -53,7 +53,7 @@ impl Gated {
     }
 
     /// Releases every held call, so no thread outlives the test binary's work.
-    fn open_gate(&self) {
+    pub(crate) fn open_gate(&self) {
         self.hold_lists.store(false, Ordering::SeqCst);
         self.hold_loads.store(false, Ordering::SeqCst);
         *self.open.lock().unwrap() = true;
@@ -95,7 +95,7 @@ fn session() -> Arc<Mutex<SessionLog>> {
 
 /// Runs `call` on its own thread and waits at most [`HANG`], so that a hang
 /// fails the test instead of stalling the suite.
-fn returns<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> (T, Duration) {
+pub(crate) fn returns<T: Send + 'static>(call: impl FnOnce() -> T + Send + 'static) -> (T, Duration) {
     let (done, result) = mpsc::channel();
     thread::spawn(move || {
         let start = Instant::now();

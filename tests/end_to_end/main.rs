@@ -14,4 +14,5 @@ mod library;
 mod providers;
 mod remote;
 mod scenarios;
+mod turns;
 mod wit_contract;

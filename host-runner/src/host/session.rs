@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::bindings::session::{Host, MessageRef, MessageRefPage, SourceFilter};
 use crate::bindings::types as wit;
 use crate::runtime::CallState;
-use crate::session::UserMessageEvent;
+use crate::session::UserMessageInfo;
 
 /// The most references one page carries, whatever the plugin asks for.
 const MAX_PAGE: u32 = 256;
@@ -48,7 +48,7 @@ impl Host for CallState {
                 .max();
             let Some((_, index)) = newest else { break };
             let event = streams[index].next().expect("peeked");
-            if !filters.iter().any(|filter| matches(filter, event)) {
+            if !filters.iter().any(|filter| matches(filter, &event)) {
                 continue;
             }
             if refs.len() == limit {
@@ -66,16 +66,16 @@ impl Host for CallState {
             return Ok(None);
         };
         let session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // A file rewritten under the host fails the call: the plugin must not
+        // decide on a history that is no longer the one it was shown.
         Ok(session
-            .user_message(seq)
+            .user_message(seq)?
             .map(|event| wit::Message { source: event.source.to_string(), content: content_to_wit(&event.content) }))
     }
 }
 
-fn matches(filter: &SourceFilter, event: &UserMessageEvent) -> bool {
-    let source = &event.source;
-    source.get("kind").and_then(Value::as_str) == Some(filter.kind.as_str())
-        && filter.plugin.as_deref().is_none_or(|plugin| source.get("plugin").and_then(Value::as_str) == Some(plugin))
+fn matches(filter: &SourceFilter, message: &UserMessageInfo) -> bool {
+    message.kind == filter.kind && filter.plugin.as_deref().is_none_or(|plugin| message.plugin == Some(plugin))
 }
 
 /// Stored content blocks as WIT blocks: `{"type":"text","text":…}` is text,

@@ -39,6 +39,22 @@ pub enum SessionError {
         /// The file's length now.
         found: u64,
     },
+    /// A user message read on demand is no longer where it was indexed:
+    /// something rewrote the append-only file after this log read it.
+    #[error(
+        "session log {}: user message seq {seq} is no longer at byte {offset}: {reason}; the append-only file was rewritten",
+        path.display()
+    )]
+    Changed {
+        /// The session file.
+        path: PathBuf,
+        /// The message asked for.
+        seq: u64,
+        /// Where its line started.
+        offset: u64,
+        /// What is there now.
+        reason: String,
+    },
     /// An event to append is malformed (a user message whose data is not an
     /// object with a content list, or a surface marker on a type that cannot
     /// carry one).

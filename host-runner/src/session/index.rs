@@ -5,9 +5,9 @@
 use serde_json::Value;
 use std::collections::HashMap;
 
+use super::SessionHeader;
 use super::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
-use super::wire::{self, EventLine, LineEnvelope, UserMessageLine};
-use super::{SessionHeader, UserMessageEvent};
+use super::wire::{self, EventLine, LineEnvelope, UserMessageIndexLine};
 
 /// The event types that carry a `surfaceOp` and may join the surface.
 const MESSAGE_EVENT_TYPES: [&str; 3] = ["user/message", "assistant/message", "tool/result"];
@@ -56,6 +56,73 @@ struct PlannedEvent {
     kind: String,
     data: Value,
     op: Option<SurfaceOp>,
+    /// Where its line lies in the batch's bytes.
+    line: LineSpan,
+}
+
+/// A line's place: its first byte and its length including the `\n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LineSpan {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Where an indexed user message's source and content are.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Body {
+    /// A line of the session file, read again when asked for, so the index
+    /// never holds message text and its size follows the number of user
+    /// messages, not the bytes they carry.
+    InFile(LineSpan),
+    /// Held here: the messages of a session that lives only in memory.
+    Held(Box<(Value, Vec<Value>)>),
+}
+
+/// One user message in the index: its seq, the two source fields readers
+/// filter on (interned), and where the rest is.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct IndexedMessage {
+    pub seq: u64,
+    kind: Symbol,
+    plugin: Option<Symbol>,
+    pub body: Body,
+}
+
+/// An interned string of a [`Symbols`] table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Symbol(u32);
+
+/// Source kinds and plugin names, each stored once however many messages
+/// carry it.
+#[derive(Default)]
+struct Symbols {
+    ids: HashMap<Box<str>, Symbol>,
+    names: Vec<Box<str>>,
+}
+
+impl Symbols {
+    fn intern(&mut self, name: &str) -> Symbol {
+        if let Some(&symbol) = self.ids.get(name) {
+            return symbol;
+        }
+        // More distinct names than u32 can count would need a 4-billion-line
+        // file of unique sources; they share the last symbol rather than panic.
+        let symbol = Symbol(u32::try_from(self.names.len()).unwrap_or(u32::MAX));
+        self.names.push(name.into());
+        self.ids.insert(name.into(), symbol);
+        symbol
+    }
+
+    fn name(&self, symbol: Symbol) -> &str {
+        self.names.get(symbol.0 as usize).map_or("", |name| name)
+    }
+}
+
+/// The `kind` and `plugin` strings of a message's source (`""` and `None`
+/// when absent or not strings).
+fn source_keys(source: &Value) -> (&str, Option<&str>) {
+    let kind = source.get("kind").and_then(Value::as_str).unwrap_or_default();
+    (kind, source.get("plugin").and_then(Value::as_str))
 }
 
 /// Serialized events ready to be written, with everything needed to update
@@ -80,7 +147,8 @@ impl PlannedBatch {
 #[derive(Default)]
 pub(super) struct SessionIndex {
     pub warnings: Vec<String>,
-    pub user_messages: Vec<UserMessageEvent>,
+    pub user_messages: Vec<IndexedMessage>,
+    symbols: Symbols,
     /// Positions in `user_messages` per source `kind`, ascending, so a reader
     /// that wants only catalogs never walks the whole conversation.
     pub by_kind: HashMap<String, Vec<usize>>,
@@ -97,11 +165,23 @@ pub(super) struct SessionIndex {
 
 impl SessionIndex {
     /// Indexes a user message (its seq is above every seq before it).
-    fn push_user_message(&mut self, event: UserMessageEvent) {
-        let kind = event.source.get("kind").and_then(Value::as_str).unwrap_or_default();
+    fn push_user_message(&mut self, seq: u64, source: &Value, body: Body) {
+        let (kind, plugin) = source_keys(source);
         self.by_kind.entry(kind.to_owned()).or_default().push(self.user_messages.len());
+        let (kind, plugin) = (self.symbols.intern(kind), plugin.map(|plugin| self.symbols.intern(plugin)));
         self.history_version += 1;
-        self.user_messages.push(event);
+        self.user_messages.push(IndexedMessage { seq, kind, plugin, body });
+    }
+
+    /// A message's source `kind` and `plugin`.
+    pub fn keys(&self, message: &IndexedMessage) -> (&str, Option<&str>) {
+        (self.symbols.name(message.kind), message.plugin.map(|plugin| self.symbols.name(plugin)))
+    }
+
+    /// The indexed message with this seq. O(log n).
+    pub fn find(&self, seq: u64) -> Option<&IndexedMessage> {
+        let messages = &self.user_messages;
+        messages.binary_search_by_key(&seq, |message| message.seq).ok().map(|position| &messages[position])
     }
 
     /// The seq the next appended event gets.
@@ -120,6 +200,7 @@ impl SessionIndex {
     pub fn ingest_line(
         &mut self,
         line_no: u64,
+        span: LineSpan,
         line: &[u8],
         terminated: bool,
     ) -> Result<Option<SessionHeader>, String> {
@@ -193,10 +274,8 @@ impl SessionIndex {
         }
         self.last_seq = Some(seq);
         if kind == USER_MESSAGE {
-            match serde_json::from_slice::<UserMessageLine>(text) {
-                Ok(UserMessageLine { data }) => {
-                    self.push_user_message(UserMessageEvent { seq, source: data.source, content: data.content })
-                }
+            match serde_json::from_slice::<UserMessageIndexLine>(text) {
+                Ok(UserMessageIndexLine { data }) => self.push_user_message(seq, &data.source, Body::InFile(span)),
                 Err(error) => self.warn(
                     line_no,
                     format_args!("user message seq {seq} not indexed: its data has no content list ({error})"),
@@ -285,6 +364,7 @@ impl SessionIndex {
             } else if let (Some(surface), Some(op)) = (staged.as_mut(), op) {
                 surface.apply(seq, op);
             }
+            let start = bytes.len() as u64;
             let line = EventLine {
                 kind: &request.kind,
                 seq,
@@ -298,7 +378,8 @@ impl SessionIndex {
                 reason: format!("cannot serialize it: {error}"),
             })?;
             bytes.push(b'\n');
-            events.push(PlannedEvent { seq, kind: request.kind, data: request.data, op });
+            let line = LineSpan { offset: start, len: bytes.len() as u64 - start };
+            events.push(PlannedEvent { seq, kind: request.kind, data: request.data, op, line });
         }
         Ok(PlannedBatch { bytes, events, surface: staged })
     }
@@ -315,9 +396,10 @@ impl SessionIndex {
         copy
     }
 
-    /// Adds a batch that was durably written (or, in memory, accepted) and
-    /// returns its seqs.
-    pub fn commit(&mut self, batch: PlannedBatch) -> Vec<u64> {
+    /// Adds a batch that was durably written (its bytes starting at file
+    /// offset `written_at`) or, in memory (`None`), accepted, and returns its
+    /// seqs.
+    pub fn commit(&mut self, batch: PlannedBatch, written_at: Option<u64>) -> Vec<u64> {
         let replay_appends = batch.surface.is_none();
         if let Some(surface) = batch.surface {
             self.surface = surface;
@@ -330,7 +412,11 @@ impl SessionIndex {
             }
             if event.kind == USER_MESSAGE {
                 let (source, content) = user_message_parts(event.data);
-                self.push_user_message(UserMessageEvent { seq: event.seq, source, content });
+                let body = match written_at {
+                    Some(base) => Body::InFile(LineSpan { offset: base + event.line.offset, len: event.line.len }),
+                    None => Body::Held(Box::new((source.clone(), content))),
+                };
+                self.push_user_message(event.seq, &source, body);
             }
             self.last_seq = Some(event.seq);
             seqs.push(event.seq);

@@ -33,7 +33,7 @@ mod wire;
 mod tests;
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -41,7 +41,7 @@ use serde_json::{Value, json};
 pub use self::error::SessionError;
 pub use self::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
 
-use self::index::{EventRequest, OpRequest, PlanError, PlannedBatch, SessionIndex};
+use self::index::{Body, EventRequest, IndexedMessage, LineSpan, OpRequest, PlanError, PlannedBatch, SessionIndex};
 
 /// What errors of an in-memory session name instead of a file.
 const IN_MEMORY_PATH: &str = "<in-memory session>";
@@ -68,7 +68,7 @@ impl SessionHeader {
     }
 }
 
-/// A durable user-role message event, indexed for the plugin.
+/// A durable user-role message event, as read for the plugin.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UserMessageEvent {
     /// The event's seq.
@@ -77,6 +77,19 @@ pub struct UserMessageEvent {
     pub source: Value,
     /// The content blocks as stored.
     pub content: Vec<Value>,
+}
+
+/// What the index keeps of a user message: its seq and the two source
+/// fields readers filter on. The source and content are read on demand with
+/// [`SessionLog::user_message`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserMessageInfo<'a> {
+    /// The event's seq.
+    pub seq: u64,
+    /// The source's `kind` (`""` when absent or not a string).
+    pub kind: &'a str,
+    /// The source's `plugin`, when it is a string.
+    pub plugin: Option<&'a str>,
 }
 
 /// A fresh message id, unique within this process (time, pid and a counter,
@@ -103,6 +116,9 @@ struct FileCursor {
     /// Whether the bytes read so far end with `\n` (true for an empty file),
     /// so an append never glues its line onto a torn one.
     ends_with_newline: bool,
+    /// The file, opened for append and exclusively locked, while this log
+    /// holds the lock across several operations (see [`SessionLog::hold`]).
+    held: Option<File>,
 }
 
 /// An open session: its header, the indexed user messages and the surface.
@@ -186,22 +202,45 @@ impl SessionLog {
         self.index.next_seq()
     }
 
-    /// User-message events in seq order (ascending); the plugin pages
-    /// through them newest first.
-    pub fn user_messages(&self) -> &[UserMessageEvent] {
-        &self.index.user_messages
+    /// The user messages in seq order (ascending); the plugin pages through
+    /// them newest first.
+    pub fn user_messages(&self) -> impl ExactSizeIterator<Item = UserMessageInfo<'_>> + DoubleEndedIterator {
+        self.index.user_messages.iter().map(|message| self.info(message))
     }
 
-    /// User-message events whose source `kind` is `kind`, in seq order.
-    pub fn user_messages_of_kind(&self, kind: &str) -> impl DoubleEndedIterator<Item = &UserMessageEvent> + '_ {
+    /// The user messages whose source `kind` is `kind`, in seq order.
+    pub fn user_messages_of_kind(&self, kind: &str) -> impl DoubleEndedIterator<Item = UserMessageInfo<'_>> + '_ {
         let positions = self.index.by_kind.get(kind).map_or(&[][..], Vec::as_slice);
-        positions.iter().map(|&position| &self.index.user_messages[position])
+        positions.iter().map(|&position| self.info(&self.index.user_messages[position]))
     }
 
-    /// The user-message event with this seq. O(log n).
-    pub fn user_message(&self, seq: u64) -> Option<&UserMessageEvent> {
-        let messages = &self.index.user_messages;
-        messages.binary_search_by_key(&seq, |event| event.seq).ok().map(|position| &messages[position])
+    fn info<'a>(&'a self, message: &IndexedMessage) -> UserMessageInfo<'a> {
+        let (kind, plugin) = self.index.keys(message);
+        UserMessageInfo { seq: message.seq, kind, plugin }
+    }
+
+    /// The user message with this seq, its source and content read from the
+    /// file (O(log n) to find, then one line read), or `None` when no user
+    /// message has that seq. An error when the file no longer holds the line
+    /// it held when indexed.
+    pub fn user_message(&self, seq: u64) -> Result<Option<UserMessageEvent>, SessionError> {
+        let Some(message) = self.index.find(seq) else {
+            return Ok(None);
+        };
+        match (&message.body, &self.backing) {
+            (Body::Held(held), _) => {
+                let (source, content) = held.as_ref().clone();
+                Ok(Some(UserMessageEvent { seq, source, content }))
+            }
+            (Body::InFile(span), Backing::File(cursor)) => read_user_message(&cursor.path, seq, *span).map(Some),
+            (Body::InFile(_), Backing::Memory) => unreachable!("an in-memory session holds its messages"),
+        }
+    }
+
+    /// Every user message with its source and content, in seq order: a
+    /// convenience for small sessions and tests (it reads them all).
+    pub fn read_user_messages(&self) -> Result<Vec<UserMessageEvent>, SessionError> {
+        self.index.user_messages.iter().filter_map(|message| self.user_message(message.seq).transpose()).collect()
     }
 
     /// Changes whenever a user message is appended or a replacement hides
@@ -235,9 +274,48 @@ impl SessionLog {
         let Backing::File(cursor) = backing else {
             return Ok(());
         };
+        if let Some(file) = cursor.held.take() {
+            let read = read_new_lines(cursor, index, header, &file);
+            cursor.held = Some(file);
+            return read.map(drop);
+        }
         let file = File::open(&cursor.path).map_err(|e| SessionError::io(&cursor.path, "reopening", e))?;
         lock(&file, &cursor.path, false)?;
         read_new_lines(cursor, index, header, &file).map(drop)
+    }
+
+    /// Takes the file's exclusive lock and keeps it until
+    /// [`release`](Self::release) (or until the log is dropped), folding in
+    /// what other processes appended first. A step holds it from reading the
+    /// history to appending its decision, so two hosts stepping one session
+    /// at once take turns and the second sees what the first appended (one
+    /// catalog, never two). Other handles, in this process or another, wait
+    /// for the lock meanwhile. Holding it again is a no-op; an in-memory
+    /// session has nothing to lock.
+    pub fn hold(&mut self) -> Result<(), SessionError> {
+        let SessionLog { header, index, backing, .. } = self;
+        let Backing::File(cursor) = backing else {
+            return Ok(());
+        };
+        if cursor.held.is_some() {
+            return Ok(());
+        }
+        let file = open_locked_for_append(&cursor.path)?;
+        read_new_lines(cursor, index, header, &file)?;
+        cursor.held = Some(file);
+        Ok(())
+    }
+
+    /// Whether this log holds the file's lock (see [`hold`](Self::hold)).
+    pub fn is_held(&self) -> bool {
+        matches!(&self.backing, Backing::File(cursor) if cursor.held.is_some())
+    }
+
+    /// Lets go of the lock [`hold`](Self::hold) took.
+    pub fn release(&mut self) {
+        if let Backing::File(cursor) = &mut self.backing {
+            cursor.held = None;
+        }
     }
 
     /// Appends user messages (each `data` is the full user-message data
@@ -312,40 +390,23 @@ impl SessionLog {
         let SessionLog { header, index, backing, .. } = self;
         let Backing::File(cursor) = backing else {
             let batch = plan(index, requests, Path::new(IN_MEMORY_PATH))?;
-            return Ok(index.commit(batch));
+            return Ok(index.commit(batch, None));
         };
-        let path = cursor.path.clone();
-        // Not `create`: a session file that vanished is an error, not a
-        // fresh log missing its history.
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| SessionError::io(&path, "opening for append", e))?;
-        lock(&file, &path, true)?;
-        read_new_lines(cursor, index, header, &file)?;
-        let batch = plan(index, requests, &path)?;
-        let mut bytes = Vec::with_capacity(batch.bytes.len() + 1);
-        let mut new_lines = batch.len() as u64;
-        if cursor.offset == 0 {
-            // The file was empty when opened: give it the header first.
-            bytes.extend(header_line(header, &path)?);
-            bytes.push(b'\n');
-            new_lines += 1;
-        } else if !cursor.ends_with_newline {
-            bytes.push(b'\n');
+        let (mut file, held) = match cursor.held.take() {
+            Some(file) => (file, true),
+            None => (open_locked_for_append(&cursor.path)?, false),
+        };
+        let appended = append_locked(cursor, index, header, &mut file, requests);
+        if held {
+            cursor.held = Some(file);
         }
-        bytes.extend_from_slice(&batch.bytes);
-        write_durably(&mut file, &path, cursor.offset, &bytes)?;
-        cursor.offset += bytes.len() as u64;
-        cursor.lines += new_lines;
-        cursor.ends_with_newline = true;
-        Ok(index.commit(batch))
+        appended
     }
 
     /// Reads a file from the start and settles its header.
     fn load(path: &Path, file: &File) -> Result<Self, SessionError> {
-        let mut cursor = FileCursor { path: path.to_path_buf(), offset: 0, lines: 0, ends_with_newline: true };
+        let mut cursor =
+            FileCursor { path: path.to_path_buf(), offset: 0, lines: 0, ends_with_newline: true, held: None };
         let mut index = SessionIndex::default();
         let mut header = SessionHeader::new(None);
         let header_read = read_new_lines(&mut cursor, &mut index, &mut header, file)?;
@@ -378,7 +439,7 @@ impl std::fmt::Debug for SessionLog {
             .field("header", &self.header)
             .field("next_seq", &self.next_seq())
             .field("surface_len", &self.surface().len())
-            .field("user_messages", &self.user_messages().len())
+            .field("user_messages", &self.index.user_messages.len())
             .field("warnings", &self.warnings().len())
             .finish()
     }
@@ -394,6 +455,38 @@ fn plan(index: &SessionIndex, requests: Vec<EventRequest>, path: &Path) -> Resul
             SessionError::BadSurfaceRange { path: path.to_path_buf(), start, end, reason }
         }
     })
+}
+
+/// Appends a planned batch to `file`, which this log has open for append and
+/// exclusively locked, after folding in what others appended.
+fn append_locked(
+    cursor: &mut FileCursor,
+    index: &mut SessionIndex,
+    header: &mut SessionHeader,
+    file: &mut File,
+    requests: Vec<EventRequest>,
+) -> Result<Vec<u64>, SessionError> {
+    let path = cursor.path.clone();
+    read_new_lines(cursor, index, header, file)?;
+    let batch = plan(index, requests, &path)?;
+    let mut bytes = Vec::with_capacity(batch.bytes.len() + 1);
+    let written_at = cursor.offset;
+    let mut new_lines = batch.len() as u64;
+    if cursor.offset == 0 {
+        // The file was empty when opened: give it the header first.
+        bytes.extend(header_line(header, &path)?);
+        bytes.push(b'\n');
+        new_lines += 1;
+    } else if !cursor.ends_with_newline {
+        bytes.push(b'\n');
+    }
+    let batch_at = written_at + bytes.len() as u64;
+    bytes.extend_from_slice(&batch.bytes);
+    write_durably(file, &path, written_at, &bytes)?;
+    cursor.offset += bytes.len() as u64;
+    cursor.lines += new_lines;
+    cursor.ends_with_newline = true;
+    Ok(index.commit(batch, Some(batch_at)))
 }
 
 /// Folds every line after the cursor into the index, streaming, and adopts
@@ -426,10 +519,11 @@ fn read_new_lines(
         if cursor.ends_with_newline {
             cursor.lines += 1;
         }
+        let span = LineSpan { offset: cursor.offset, len: read as u64 };
         cursor.offset += read as u64;
         cursor.ends_with_newline = line.last() == Some(&b'\n');
         let found = index
-            .ingest_line(cursor.lines, &line, cursor.ends_with_newline)
+            .ingest_line(cursor.lines, span, &line, cursor.ends_with_newline)
             .map_err(|reason| SessionError::BadHeader { path: path.to_path_buf(), reason })?;
         if let Some(found) = found {
             *header = found;
@@ -439,11 +533,43 @@ fn read_new_lines(
     Ok(header_read)
 }
 
+/// Reads the user message with `seq` back from the line at `span`, which
+/// held it when the file was indexed.
+fn read_user_message(path: &Path, seq: u64, span: LineSpan) -> Result<UserMessageEvent, SessionError> {
+    let changed = |reason: String| SessionError::Changed { path: path.to_path_buf(), seq, offset: span.offset, reason };
+    let mut file = File::open(path).map_err(|e| SessionError::io(path, "reopening", e))?;
+    file.seek(SeekFrom::Start(span.offset)).map_err(|e| SessionError::io(path, "seeking", e))?;
+    let mut line = Vec::new();
+    file.take(span.len).read_to_end(&mut line).map_err(|e| SessionError::io(path, "reading", e))?;
+    if line.len() as u64 != span.len {
+        return Err(changed(format!("the file ends {} bytes into the line", line.len())));
+    }
+    let read: wire::UserMessageLine = serde_json::from_slice(line.trim_ascii())
+        .map_err(|error| changed(format!("the line no longer reads ({error})")))?;
+    if read.kind != index::USER_MESSAGE || read.seq != seq {
+        return Err(changed(format!("the line now holds {} seq {}", read.kind, read.seq)));
+    }
+    Ok(UserMessageEvent { seq, source: read.data.source, content: read.data.content })
+}
+
 fn header_line(header: &SessionHeader, path: &Path) -> Result<Vec<u8>, SessionError> {
     serde_json::to_vec(&wire::HeaderLine::new(header)).map_err(|error| SessionError::BadHeader {
         path: path.to_path_buf(),
         reason: format!("cannot serialize the header: {error}"),
     })
+}
+
+/// Opens the session file for append under its exclusive lock. Not
+/// `create`: a session file that vanished is an error, not a fresh log
+/// missing its history.
+fn open_locked_for_append(path: &Path) -> Result<File, SessionError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| SessionError::io(path, "opening for append", e))?;
+    lock(&file, path, true)?;
+    Ok(file)
 }
 
 /// Takes the advisory lock that every writer of a session file respects. It

@@ -56,7 +56,8 @@ fn user_data(text: &str) -> Value {
 }
 
 fn texts(log: &SessionLog) -> Vec<(u64, String)> {
-    log.user_messages()
+    log.read_user_messages()
+        .expect("the messages read back")
         .iter()
         .map(|message| {
             let text = message.content[0]["text"].as_str().unwrap_or_default();
@@ -91,9 +92,10 @@ fn reads_the_seeded_harness_session() -> TestResult {
     assert!(!log.is_visible(0));
     assert!(log.is_visible(1) && log.is_visible(2) && log.is_visible(3));
     assert_eq!(log.next_seq(), 4);
-    let seqs: Vec<u64> = log.user_messages().iter().map(|m| m.seq).collect();
+    let seqs: Vec<u64> = log.read_user_messages()?.iter().map(|m| m.seq).collect();
     assert_eq!(seqs, [0, 1, 3]);
-    let catalog = &log.user_messages()[1];
+    let messages = log.read_user_messages()?;
+    let catalog = &messages[1];
     assert_eq!(catalog.source["kind"], "skill-catalog");
     assert_eq!(catalog.source["entries"][1]["name"], "second-skill");
     assert_eq!(
@@ -102,7 +104,7 @@ fn reads_the_seeded_harness_session() -> TestResult {
             json!({"type": "text", "text": "<system-reminder>\n(catalog text as written by an earlier run)\n</system-reminder>"})
         ]
     );
-    assert_eq!(log.user_messages()[2].source, json!({"kind": "plugin", "plugin": "compaction"}));
+    assert_eq!(messages[2].source, json!({"kind": "plugin", "plugin": "compaction"}));
     Ok(())
 }
 
@@ -133,7 +135,7 @@ fn append_keeps_earlier_bytes_and_round_trips() -> TestResult {
     let reopened = SessionLog::open(&path)?;
     assert_eq!(reopened.warnings(), &[] as &[String]);
     assert_eq!(reopened.surface(), &[3, 1, 2, 4]);
-    assert_eq!(reopened.user_messages(), log.user_messages());
+    assert_eq!(reopened.read_user_messages()?, log.read_user_messages()?);
     assert_eq!(reopened.next_seq(), 5);
     Ok(())
 }
@@ -372,7 +374,7 @@ fn replace_hides_older_nodes_and_records_them() -> TestResult {
     assert_eq!(replacing, [3]);
     assert_eq!(log.surface(), &[3, 2]);
     assert!(!log.is_visible(0) && !log.is_visible(1));
-    assert_eq!(log.user_messages().len(), 4, "hidden messages stay durable");
+    assert_eq!(log.read_user_messages()?.len(), 4, "hidden messages stay durable");
 
     let last = events(&path)?.pop().ok_or("no events")?;
     assert_eq!(last["surfaceOp"], json!({"op": "replace", "start": 0, "end": 1}));
@@ -399,7 +401,7 @@ fn a_replacement_off_the_surface_is_refused_and_nothing_changes() -> TestResult 
     assert_eq!(fs::read_to_string(&path)?, SEEDED_SESSION);
     assert_eq!(log.surface(), &[3, 1, 2]);
     assert_eq!(log.next_seq(), 4);
-    assert_eq!(log.user_messages().len(), 3);
+    assert_eq!(log.read_user_messages()?.len(), 3);
     Ok(())
 }
 
@@ -426,7 +428,7 @@ fn other_events_append_with_or_without_a_surface_op() -> TestResult {
     let result = json!({"message": {"role": "user", "content": [], "id": "m-5"}});
     assert_eq!(log.append_event("tool/result", result, Some(SurfaceOp::Append))?, 5);
     assert_eq!(log.surface(), &[3, 1, 2, 5]);
-    assert_eq!(log.user_messages().len(), 3);
+    assert_eq!(log.read_user_messages()?.len(), 3);
     let written = events(&path)?;
     assert_eq!(written[4]["type"], "turn/start");
     assert!(written[4].get("surfaceOp").is_none());
@@ -450,7 +452,7 @@ fn compaction_replaces_the_whole_surface() -> TestResult {
     let mut log = SessionLog::open(&path)?;
     assert_eq!(log.compact("Everything so far.")?, 4);
     assert_eq!(log.surface(), &[4]);
-    let summary = log.user_messages().last().ok_or("no summary")?;
+    let summary = log.read_user_messages()?.pop().ok_or("no summary")?;
     assert_eq!(summary.seq, 4);
     assert_eq!(summary.source, json!({"kind": "plugin", "plugin": COMPACTION_PLUGIN}));
     assert_eq!(summary.content, [json!({"type": "text", "text": "Everything so far."})]);
@@ -506,7 +508,7 @@ fn two_handles_appending_alternately_never_collide() -> TestResult {
     // Each handle picked up the other's lines before writing.
     assert_eq!(first.next_seq(), 9);
     assert_eq!(texts(&first).len(), 3 + 5);
-    assert_eq!(second.user_messages(), SessionLog::open(&path)?.user_messages());
+    assert_eq!(second.read_user_messages()?, SessionLog::open(&path)?.read_user_messages()?);
 
     let reopened = SessionLog::open(&path)?;
     assert_eq!(reopened.warnings(), &[] as &[String]);
@@ -542,7 +544,7 @@ fn concurrent_appenders_lose_nothing() -> TestResult {
     assert_eq!(seqs, (0..50).collect::<Vec<u64>>());
     let log = SessionLog::open(&path)?;
     assert_eq!(log.warnings(), &[] as &[String]);
-    assert_eq!(log.user_messages().len(), 50);
+    assert_eq!(log.read_user_messages()?.len(), 50);
     assert_eq!(log.surface(), (0..50).collect::<Vec<u64>>().as_slice());
     Ok(())
 }
@@ -701,5 +703,45 @@ fn a_loose_replacement_in_a_file_falls_back_with_a_warning() -> TestResult {
             "line 6: seq 4 replaces 20..=30, but no surface node lies in that range; appended it at the end",
         ]
     );
+    Ok(())
+}
+
+#[test]
+fn user_messages_are_read_back_from_the_file_on_demand() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = session_file(&dir, SEEDED_SESSION)?;
+    let mut log = SessionLog::open(&path)?;
+    let appended = log.append_user_messages(vec![(user_data("appended here"), SurfaceOp::Append)])?;
+    let infos: Vec<(u64, &str, Option<&str>)> =
+        log.user_messages().map(|message| (message.seq, message.kind, message.plugin)).collect();
+    assert_eq!(
+        infos,
+        [(0, "user", None), (1, "skill-catalog", None), (3, "plugin", Some(COMPACTION_PLUGIN)), (4, "user", None)]
+    );
+    assert_eq!(appended, [4]);
+    // Both what was read and what this log appended come back whole.
+    let catalog = log.user_message(1)?.ok_or("no seq 1")?;
+    assert_eq!(catalog.source["entries"][0]["name"], "first-skill");
+    let ours = log.user_message(4)?.ok_or("no seq 4")?;
+    assert_eq!(ours.content, [json!({"type": "text", "text": "appended here"})]);
+    assert_eq!(log.user_message(2)?, None, "seq 2 is an assistant message");
+    Ok(())
+}
+
+#[test]
+fn a_message_whose_line_was_rewritten_is_an_error_never_another_message() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = session_file(&dir, SEEDED_SESSION)?;
+    let log = SessionLog::open(&path)?;
+    // Same length, another seq in the catalog's place.
+    fs::write(&path, SEEDED_SESSION.replace(r#""seq":1,"#, r#""seq":7,"#))?;
+    let error = log.user_message(1).err().ok_or("read a rewritten line")?;
+    assert!(matches!(error, SessionError::Changed { seq: 1, .. }), "{error:?}");
+    assert!(error.to_string().contains("user message seq 1 is no longer at byte"), "{error}");
+    assert!(error.to_string().contains("the line now holds user/message seq 7"), "{error}");
+    // Cut short.
+    fs::write(&path, &SEEDED_SESSION[..SEEDED_SESSION.len() / 2])?;
+    let error = log.user_message(3).err().ok_or("read past the end")?;
+    assert!(error.to_string().contains("the file ends"), "{error}");
     Ok(())
 }

@@ -35,10 +35,29 @@ pub(super) struct LineEnvelope {
     pub cwd: Option<Value>,
 }
 
-/// The indexed part of a `user/message` line, parsed in a second pass only
-/// for user messages.
+/// What the index takes from a `user/message` line, parsed in a second pass
+/// only for user messages: the source, and proof that the content is a list
+/// (its blocks are skipped, not built).
+#[derive(Deserialize)]
+pub(super) struct UserMessageIndexLine {
+    pub data: UserMessageSource,
+}
+
+/// A user message's `data` as the index reads it.
+#[derive(Deserialize)]
+pub(super) struct UserMessageSource {
+    #[allow(dead_code, reason = "parsed only to require a list")]
+    content: Vec<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub source: Value,
+}
+
+/// A `user/message` line read again for its content.
 #[derive(Deserialize)]
 pub(super) struct UserMessageLine {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub seq: u64,
     pub data: UserMessageData,
 }
 
