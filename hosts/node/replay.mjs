@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `node hosts/node/replay.mjs [--plugin FILE.wasm] [--config FILE]
-// [--timeout-ms N] [--memory-mb N] SCENARIO.json`: runs a scenario (SPEC §7)
+// [--timeout-ms N] [--memory-mb N] [--max-added-messages N]
+// [--max-text-bytes N] [--max-output-bytes N] SCENARIO.json`: runs a scenario (SPEC §7)
 // in this Node.js host and prints the JSON document `skill-host replay`
 // prints. Without `--plugin`, the component is the one built into
 // `skill-host` (`$SKILL_HOST`, else the workspace's target/debug or
@@ -22,13 +23,23 @@ import { pretty } from './src/json.mjs';
 import { DEFAULT_LIMITS } from './src/runtime.mjs';
 import { Scenario } from './src/scenario.mjs';
 
-const USAGE = 'usage: node replay.mjs [--plugin FILE.wasm] [--config FILE] [--timeout-ms N] [--memory-mb N] SCENARIO.json';
+const USAGE =
+  'usage: node replay.mjs [--plugin FILE.wasm] [--config FILE] [--timeout-ms N] [--memory-mb N] [--max-added-messages N] [--max-text-bytes N] [--max-output-bytes N] SCENARIO.json';
 const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 class UsageError extends Error {}
 
 function options(args) {
-  const found = { plugin: null, config: null, timeoutMs: DEFAULT_LIMITS.timeoutMs, memoryMb: 64, scenario: null };
+  const found = {
+    plugin: null,
+    config: null,
+    timeoutMs: DEFAULT_LIMITS.timeoutMs,
+    memoryMb: 64,
+    maxAddedMessages: DEFAULT_LIMITS.maxAddedMessages,
+    maxTextBytes: DEFAULT_LIMITS.maxTextBytes,
+    maxOutputBytes: DEFAULT_LIMITS.maxOutputBytes,
+    scenario: null,
+  };
   for (let index = 0; index < args.length; index++) {
     const arg = args[index];
     const value = () => {
@@ -45,6 +56,9 @@ function options(args) {
     else if (arg === '--config') found.config = value();
     else if (arg === '--timeout-ms') found.timeoutMs = count();
     else if (arg === '--memory-mb') found.memoryMb = count();
+    else if (arg === '--max-added-messages') found.maxAddedMessages = count();
+    else if (arg === '--max-text-bytes') found.maxTextBytes = count();
+    else if (arg === '--max-output-bytes') found.maxOutputBytes = count();
     else if (arg === '--help' || arg === '-h') {
       process.stdout.write(`${USAGE}\n`);
       process.exit(0);
@@ -105,7 +119,13 @@ async function main() {
     // The scenario's own configuration wins over --config.
     if (scenario.config === null && chosen.config !== null) scenario.config = read(chosen.config, 'configuration').toString('utf8');
     const component = chosen.plugin === null ? embeddedComponent() : read(chosen.plugin, 'plugin');
-    const limits = { timeoutMs: chosen.timeoutMs, memoryBytes: chosen.memoryMb * 1024 * 1024 };
+    const limits = {
+      timeoutMs: chosen.timeoutMs,
+      memoryBytes: chosen.memoryMb * 1024 * 1024,
+      maxAddedMessages: chosen.maxAddedMessages,
+      maxTextBytes: chosen.maxTextBytes,
+      maxOutputBytes: chosen.maxOutputBytes,
+    };
     const output = await scenario.replay(component, limits);
     process.stdout.write(`${pretty(output)}\n`);
     return 0;

@@ -156,15 +156,16 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
     let sandbox = Sandbox::new();
     let plugin = sandbox.path().join("hostile_plugin.wasm");
     std::fs::write(&plugin, HOSTILE).unwrap();
-    let scenario = |mode: &str| {
-        let path = sandbox.path().join(format!("hostile-{mode}.json"));
-        let text = format!(
-            r#"{{"config":{{"mode":"{mode}"}},"steps":[{{"op":"pre-step","messages":["hello /a-skill"]}},{{"op":"pre-step","reject":"no"}}]}}"#
-        );
+    let scenario_with = |mode: &str, extra: &str, steps: &str| {
+        let on = if steps.contains("invoke") { "-invoke" } else { "" };
+        let path = sandbox.path().join(format!("hostile-{mode}{on}.json"));
+        let text = format!(r#"{{"config":{{"mode":"{mode}"{extra}}},"steps":{steps}}}"#);
         std::fs::write(&path, text).unwrap();
         path
     };
-    let limits = ["--timeout-ms", "500", "--memory-mb", "32"];
+    let steps = r#"[{"op":"pre-step","messages":["hello /a-skill"]},{"op":"pre-step","reject":"no"}]"#;
+    let scenario = |mode: &str| scenario_with(mode, "", steps);
+    let limits = ["--timeout-ms", "500", "--memory-mb", "32", "--max-text-bytes", "1000"];
     // Failures both hosts word identically.
     let exact = [
         ("loop", "error: plugin call `pre-step` exceeded its deadline of 500 ms\n"),
@@ -179,10 +180,39 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
             "error: plugin call `pre-step` returned invalid output: an added message has source {\"kind\":\"user\"}; the plugin may only write {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation\n",
         ),
     ];
-    for (mode, expected) in exact {
-        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario(mode), &limits);
-        assert_eq!((rust.code, rust.stderr.as_str()), (Some(3), expected), "skill-host, mode {mode}");
-        assert_eq!((node.code, node.stderr.as_str()), (Some(3), expected), "node host, mode {mode}");
+    // The output caps and the registry pinned to the call's working directory.
+    let capped = [
+        (
+            scenario_with("many-messages", r#","count":1000"#, steps),
+            "error: plugin call `pre-step` returned invalid output: it returned 1000 messages for 1 proposed; a pre-step may add at most 64\n",
+        ),
+        (
+            scenario_with("big-text", r#","bytes":2000"#, steps),
+            "error: plugin call `pre-step` returned invalid output: added message 1's content block 1 is 2000 bytes, over the cap of 1000 bytes per text\n",
+        ),
+        (
+            scenario("other-cwd"),
+            "error: plugin call `pre-step` trapped: the plugin asked the registry about working directory Some(\"/another/project\") in a call for Some(\"/workspace\")\n",
+        ),
+        (
+            scenario_with("other-skill", "", r#"[{"op":"invoke","name":"a-skill"}]"#),
+            "error: plugin call `invoke` returned invalid output: the value is skill \"other-skill\", but the arguments asked for \"a-skill\"\n",
+        ),
+        (
+            scenario_with("bare-error", "", r#"[{"op":"invoke","name":"a-skill"}]"#),
+            "error: plugin call `invoke` returned invalid output: a tool error must read `Error: <message>`\n",
+        ),
+        (
+            scenario_with("big-text", r#","bytes":2000,"on":"invoke""#, r#"[{"op":"invoke","name":"a-skill"}]"#),
+            "error: plugin call `invoke` returned invalid output: the text is 2000 bytes, over the cap of 1000 bytes per text\n",
+        ),
+    ];
+    let exact = exact.map(|(mode, expected)| (scenario(mode), expected));
+    for (scenario, expected) in exact.into_iter().chain(capped) {
+        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario, &limits);
+        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!((rust.code, rust.stderr.as_str()), (Some(3), expected), "skill-host, {name}");
+        assert_eq!((node.code, node.stderr.as_str()), (Some(3), expected), "node host, {name}");
     }
     // Traps: the engines describe them differently, but both say it trapped,
     // and both pass on the guest's panic message.

@@ -68,7 +68,13 @@ parentPort.on('message', ({ id, call, args }) => {
       // A trap, the guest's exit, or the host failing an import: the
       // instance is not called again either way.
       trap: {
-        reason: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        // The host's own refusal reads as the host wrote it (as in skill-host).
+        reason:
+          error instanceof HostImportError
+            ? error.message
+            : error instanceof Error
+              ? `${error.name}: ${error.message}`
+              : String(error),
         stderr: wasi.stderr(),
       },
     });

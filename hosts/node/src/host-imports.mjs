@@ -43,18 +43,34 @@ export function contentToWit(blocks) {
   );
 }
 
+/** An `option<string>` as Rust's `{:?}` prints it, so both hosts word errors alike. */
+function debugOption(value) {
+  return value === undefined || value === null ? 'None' : `Some(${JSON.stringify(value)})`;
+}
+
 /**
  * What one plugin call may reach. `registry` and `session` may be null (the
- * call needs none); `aborted()` says whether the step was aborted.
+ * call needs none); `cwd` is the call's working directory, the only one the
+ * registry answers about; `aborted()` says whether the step was aborted.
  */
 export class CallHost {
-  constructor({ registry = null, session = null, aborted = () => false } = {}) {
+  constructor({ registry = null, session = null, cwd = null, aborted = () => false } = {}) {
     this.registry = registry;
     this.session = session;
+    this.cwd = cwd;
     this.aborted = aborted;
   }
 
+  /** Refuses a registry request about another working directory: the call traps, saying so. */
+  #checkCwd(requested) {
+    if ((requested ?? null) === this.cwd) return;
+    throw new Error(
+      `the plugin asked the registry about working directory ${debugOption(requested)} in a call for ${debugOption(this.cwd)}`,
+    );
+  }
+
   snapshot(cwd, known) {
+    this.#checkCwd(cwd);
     if (this.aborted()) return ABORTED;
     if (this.registry === null) return ok({ tag: 'changed', val: { complete: true, revision: 0n, skills: [] } });
     const snapshot = this.registry.snapshot(cwd ?? null);
@@ -73,6 +89,7 @@ export class CallHost {
   }
 
   listSkills(cwd, name) {
+    this.#checkCwd(cwd);
     if (this.aborted()) return ABORTED;
     if (this.registry === null) return ok([]);
     try {
@@ -87,6 +104,7 @@ export class CallHost {
   }
 
   getSkill(cwd, name) {
+    this.#checkCwd(cwd);
     if (this.aborted()) return ABORTED;
     if (this.registry === null) return ok(undefined);
     let definition;

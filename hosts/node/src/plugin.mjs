@@ -6,6 +6,8 @@
 import { HostError } from './errors.mjs';
 import { CallHost, contentToWit } from './host-imports.mjs';
 import { isObject, parse, stringify } from './json.mjs';
+import { OutputCheck } from './output.mjs';
+import { isSkillName } from './registry.mjs';
 import { DEFAULT_LIMITS, PluginRuntime } from './runtime.mjs';
 import { newMessageId } from './session.mjs';
 
@@ -42,9 +44,17 @@ export class Plugin {
     return this.#runtime.close();
   }
 
+  #check(call) {
+    return new OutputCheck(call, this.#runtime.limits);
+  }
+
   /** The `skill` tool's definition, as the plugin declares it. */
   async definition() {
     const { val } = await this.#runtime.call('definition', 'definition', [], new CallHost());
+    const check = this.#check('definition');
+    check.text(() => 'the name', val.name);
+    check.text(() => 'the description', val.description);
+    check.text(() => 'the parameters', val.parameters);
     let parameters;
     try {
       parameters = parse(val.parameters);
@@ -77,16 +87,17 @@ export class Plugin {
       'reject' in decision
         ? { tag: 'reject', val: decision.reject ?? undefined }
         : { tag: 'enter', val: decision.enter.map(messageToWit) };
-    const host = new CallHost({ registry, session, aborted });
+    const host = new CallHost({ registry, session, cwd, aborted });
     const returned = await this.#runtime.call('pre-step', 'preStep', [context, proposed], host);
     if (returned.tag === 'err') return { aborted: true };
-    return { decision: validateDecision(decision, returned.val) };
+    return { decision: validateDecision(decision, returned.val, this.#check('pre-step')) };
   }
 
   /** Calls the `skill` tool with the model's JSON `argumentsText`: `{ ok, text }` or `{ error }`. */
   async invoke(registry, cwd, argumentsText) {
-    const host = new CallHost({ registry });
+    const host = new CallHost({ registry, cwd: cwd ?? null });
     const returned = await this.#runtime.call('invoke', 'invoke', [{ cwd: cwd ?? undefined }, argumentsText], host);
+    validateToolResult(returned, argumentsText, this.#check('invoke'));
     if (returned.tag === 'err') return { error: returned.val };
     const { value, text } = returned.val;
     const ok = { name: value.name, provider: value.provider };
@@ -105,15 +116,19 @@ export class Plugin {
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
   async systemPrompt(registry, cwd) {
-    const returned = await this.#runtime.call('system-prompt', 'systemPrompt', [cwd ?? undefined], new CallHost({ registry }));
+    const host = new CallHost({ registry, cwd: cwd ?? null });
+    const returned = await this.#runtime.call('system-prompt', 'systemPrompt', [cwd ?? undefined], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('system-prompt', 'reported an abort outside a step');
+    this.#check('system-prompt').text(() => 'the system prompt', returned.val);
     return returned.val;
   }
 
   /** Pi's `/skill:NAME args`: the expanded text, or `text` unchanged. */
   async expand(registry, cwd, text) {
-    const returned = await this.#runtime.call('expand', 'expand', [cwd ?? undefined, text], new CallHost({ registry }));
+    const host = new CallHost({ registry, cwd: cwd ?? null });
+    const returned = await this.#runtime.call('expand', 'expand', [cwd ?? undefined, text], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('expand', 'reported an abort outside a step');
+    this.#check('expand').text(() => 'the expansion', returned.val);
     return returned.val;
   }
 }
@@ -138,16 +153,18 @@ function sameMessage(a, b) {
  * exactly) and add at most one catalog with the plugin's own source, plus
  * one skill injection per distinct `/name` a user wrote in a proposed message.
  */
-function validateDecision(proposed, returned) {
+function validateDecision(proposed, returned, check) {
   const invalid = (reason) => HostError.invalidOutput('pre-step', reason);
   if ('reject' in proposed) {
     if (returned.tag === 'reject' && (returned.val ?? null) === (proposed.reject ?? null)) return proposed;
     throw invalid('a reject must be returned unchanged');
   }
   if (returned.tag === 'reject') throw invalid('the plugin may not turn an enter into a reject');
+  check.messageCount(proposed.enter.length, returned.val.length);
   const invocable = gestureNames(proposed.enter);
   const unused = proposed.enter.map((data) => ({ message: messageToWit(data), data }));
   let catalogs = 0;
+  let addedCount = 0;
   const injected = [];
   const messages = [];
   for (const message of returned.val) {
@@ -157,6 +174,8 @@ function validateDecision(proposed, returned) {
       messages.push(kept.data);
       continue;
     }
+    addedCount += 1;
+    check.addedMessage(addedCount, message);
     const added = addedMessage(message, invalid);
     if (added.catalog) {
       catalogs += 1;
@@ -171,6 +190,44 @@ function validateDecision(proposed, returned) {
     messages.push(added.data);
   }
   return { enter: messages };
+}
+
+/**
+ * Checks a `skill` call's result before anyone sees it: every string within
+ * the caps; a success names a valid skill, the one the arguments asked for,
+ * and a provider; an error reads `Error: …` as the model must see it.
+ */
+function validateToolResult(returned, argumentsText, check) {
+  const invalid = (reason) => HostError.invalidOutput('invoke', reason);
+  if (returned.tag === 'err') {
+    check.text(() => 'the error text', returned.val);
+    if (!returned.val.startsWith('Error: ')) throw invalid('a tool error must read `Error: <message>`');
+    return;
+  }
+  const { value, text } = returned.val;
+  check.text(() => 'the text', text);
+  check.text(() => "the value's name", value.name);
+  check.text(() => "the value's provider", value.provider);
+  check.text(() => "the value's content", value.content);
+  if (value.resourceBase !== undefined && value.resourceBase !== null) {
+    check.text(() => "the value's resource base", value.resourceBase.val);
+  }
+  if (!isSkillName(value.name)) {
+    throw invalid(`the value names skill ${JSON.stringify(value.name)}, which is not a valid skill name`);
+  }
+  // The tool loads exactly the skill it was asked for (SPEC §3.3).
+  let requested;
+  try {
+    const argumentsValue = parse(argumentsText);
+    if (isObject(argumentsValue) && typeof argumentsValue.name === 'string') requested = argumentsValue.name;
+  } catch {
+    requested = undefined;
+  }
+  if (requested !== value.name) {
+    const asked = requested === undefined ? 'no valid name' : `"${requested}"`;
+    throw invalid(`the value is skill "${value.name}", but the arguments asked for ${asked}`);
+  }
+  if (value.provider === '') throw invalid(`the value of skill "${value.name}" names no provider`);
 }
 
 function addedMessage(message, invalid) {

@@ -11,7 +11,17 @@ import { capMemory } from './memory-cap.mjs';
 import { HostError } from './errors.mjs';
 
 /** SPEC §8 defaults: 1 s per call, 64 MiB of linear memory. */
-export const DEFAULT_LIMITS = Object.freeze({ timeoutMs: 1000, memoryBytes: 64 * 1024 * 1024 });
+/**
+ * A call's deadline and memory cap, and the caps on its output (see
+ * output.mjs); the same defaults as the Rust host's `SandboxLimits`.
+ */
+export const DEFAULT_LIMITS = Object.freeze({
+  timeoutMs: 1000,
+  memoryBytes: 64 * 1024 * 1024,
+  ...DEFAULT_OUTPUT_LIMITS,
+});
+
+import { DEFAULT_OUTPUT_LIMITS } from './output.mjs';
 
 const WORKER_URL = new URL('./guest-worker.mjs', import.meta.url);
 
