@@ -132,7 +132,9 @@ proptest! {
             return Ok(());
         };
         prop_assert_eq!(&std::fs::read(&path).unwrap(), &bytes);
+        // Every indexed message reads back from its line.
         let seqs: Vec<u64> = log.read_user_messages()?.iter().map(|event| event.seq).collect();
+        prop_assert_eq!(seqs.len(), log.user_messages().len());
         prop_assert!(seqs.windows(2).all(|pair| pair[0] < pair[1]));
         prop_assert!(log.surface().iter().all(|&seq| seq < log.next_seq()));
 
