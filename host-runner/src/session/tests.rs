@@ -745,3 +745,24 @@ fn a_message_whose_line_was_rewritten_is_an_error_never_another_message() -> Tes
     assert!(error.to_string().contains("the file ends"), "{error}");
     Ok(())
 }
+
+#[test]
+fn a_user_message_with_invalid_utf8_in_its_text_is_not_indexed_rather_than_unreadable() -> TestResult {
+    // Found by the session_log fuzz target: skipping the content without
+    // building it let invalid UTF-8 into the index, and reading the message
+    // back then failed.
+    let dir = TempDir::new()?;
+    let mut bytes = format!("{HEADER}\n").into_bytes();
+    bytes.extend_from_slice(br#"{"type":"user/message","seq":0,"time":1,"data":{"content":[{"type":"text","text":"a"#);
+    bytes.extend_from_slice(&[0x92, 0x9b]);
+    bytes.extend_from_slice(b"\"}],\"source\":{\"kind\":\"user\"}},\"surfaceOp\":\"append\"}\n");
+    bytes.extend_from_slice(format!("{}\n", user_line(1, "fine")).as_bytes());
+    let path = dir.path().join("session.jsonl");
+    fs::write(&path, &bytes)?;
+    let log = SessionLog::open(&path)?;
+    assert_eq!(log.user_messages().map(|message| message.seq).collect::<Vec<_>>(), [1]);
+    assert_eq!(log.warnings().len(), 1, "{:?}", log.warnings());
+    assert!(log.warnings()[0].starts_with("line 2: user message seq 0 not indexed"), "{:?}", log.warnings());
+    assert_eq!(texts(&log), [(1, "fine".to_owned())]);
+    Ok(())
+}

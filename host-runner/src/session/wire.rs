@@ -36,20 +36,15 @@ pub(super) struct LineEnvelope {
 }
 
 /// What the index takes from a `user/message` line, parsed in a second pass
-/// only for user messages: the source, and proof that the content is a list
-/// (its blocks are skipped, not built).
+/// only for user messages: the source, and proof that the line reads back as
+/// [`UserMessageLine`] will read it when the plugin asks for the message.
+/// The content is built and dropped at once rather than skipped, because
+/// skipping (`IgnoredAny`) does not check that its strings are UTF-8, and an
+/// indexed message must never fail to read back (the session fuzzer's
+/// finding).
 #[derive(Deserialize)]
 pub(super) struct UserMessageIndexLine {
-    pub data: UserMessageSource,
-}
-
-/// A user message's `data` as the index reads it.
-#[derive(Deserialize)]
-pub(super) struct UserMessageSource {
-    #[allow(dead_code, reason = "parsed only to require a list")]
-    content: Vec<serde::de::IgnoredAny>,
-    #[serde(default)]
-    pub source: Value,
+    pub data: UserMessageData,
 }
 
 /// A `user/message` line read again for its content.
