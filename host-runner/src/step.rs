@@ -46,12 +46,8 @@ struct Turn<'a>(Option<&'a Mutex<SessionLog>>);
 
 impl<'a> Turn<'a> {
     fn take(session: &'a Mutex<SessionLog>) -> Result<Self, HostError> {
-        let mut log = lock(session);
-        if log.is_held() {
-            return Ok(Turn(None));
-        }
-        log.hold()?;
-        Ok(Turn(Some(session)))
+        let took = lock(session).hold()?;
+        Ok(Turn(took.then_some(session)))
     }
 }
 

@@ -156,14 +156,15 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
     let sandbox = Sandbox::new();
     let plugin = sandbox.path().join("hostile_plugin.wasm");
     std::fs::write(&plugin, HOSTILE).unwrap();
-    let scenario_with = |mode: &str, extra: &str, steps: &str| {
-        let on = if steps.contains("invoke") { "-invoke" } else { "" };
-        let path = sandbox.path().join(format!("hostile-{mode}{on}.json"));
+    // One file per scenario: `name` tells apart two of the same mode.
+    let scenario_named = |name: &str, mode: &str, extra: &str, steps: &str| {
+        let path = sandbox.path().join(format!("hostile-{name}.json"));
         let text = format!(r#"{{"config":{{"mode":"{mode}"{extra}}},"steps":{steps}}}"#);
         std::fs::write(&path, text).unwrap();
         path
     };
     let steps = r#"[{"op":"pre-step","messages":["hello /a-skill"]},{"op":"pre-step","reject":"no"}]"#;
+    let scenario_with = |mode: &str, extra: &str, steps: &str| scenario_named(mode, mode, extra, steps);
     let scenario = |mode: &str| scenario_with(mode, "", steps);
     let limits = ["--timeout-ms", "500", "--memory-mb", "32", "--max-text-bytes", "1000"];
     // Failures both hosts word identically.
@@ -203,7 +204,12 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
             "error: plugin call `invoke` returned invalid output: a tool error must read `Error: <message>`\n",
         ),
         (
-            scenario_with("big-text", r#","bytes":2000,"on":"invoke""#, r#"[{"op":"invoke","name":"a-skill"}]"#),
+            scenario_named(
+                "big-text-invoke",
+                "big-text",
+                r#","bytes":2000,"on":"invoke""#,
+                r#"[{"op":"invoke","name":"a-skill"}]"#,
+            ),
             "error: plugin call `invoke` returned invalid output: the text is 2000 bytes, over the cap of 1000 bytes per text\n",
         ),
     ];

@@ -464,29 +464,21 @@ fn is_absent(error: &io::Error) -> bool {
 /// `ELOOP`: a symlink cycle, which is as broken as a dangling link.
 /// (`io::ErrorKind::FilesystemLoop` is not stable yet.)
 fn is_symlink_loop(error: &io::Error) -> bool {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    const ELOOP: i32 = 40;
-    #[cfg(any(
+    const ELOOP: Option<i32> = if cfg!(any(target_os = "linux", target_os = "android")) {
+        Some(40)
+    } else if cfg!(any(
         target_os = "macos",
         target_os = "ios",
         target_os = "freebsd",
         target_os = "openbsd",
         target_os = "netbsd",
         target_os = "dragonfly"
-    ))]
-    const ELOOP: i32 = 62;
-    #[cfg(not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "netbsd",
-        target_os = "dragonfly"
-    )))]
-    const ELOOP: i32 = -1;
-    error.raw_os_error() == Some(ELOOP)
+    )) {
+        Some(62)
+    } else {
+        None
+    };
+    ELOOP.is_some_and(|code| error.raw_os_error() == Some(code))
 }
 
 fn is_symlink(path: &Path) -> bool {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::SessionHeader;
 use super::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
-use super::wire::{self, EventLine, LineEnvelope, UserMessageIndexLine};
+use super::wire::{self, EventLine, LineEnvelope, UserMessageLine};
 
 /// The event types that carry a `surfaceOp` and may join the surface.
 const MESSAGE_EVENT_TYPES: [&str; 3] = ["user/message", "assistant/message", "tool/result"];
@@ -274,8 +274,8 @@ impl SessionIndex {
         }
         self.last_seq = Some(seq);
         if kind == USER_MESSAGE {
-            match serde_json::from_slice::<UserMessageIndexLine>(text) {
-                Ok(UserMessageIndexLine { data }) => self.push_user_message(seq, &data.source, Body::InFile(span)),
+            match serde_json::from_slice::<UserMessageLine>(text) {
+                Ok(UserMessageLine { data, .. }) => self.push_user_message(seq, &data.source, Body::InFile(span)),
                 Err(error) => self.warn(
                     line_no,
                     format_args!("user message seq {seq} not indexed: its data has no content list ({error})"),

@@ -290,25 +290,21 @@ impl SessionLog {
     /// history to appending its decision, so two hosts stepping one session
     /// at once take turns and the second sees what the first appended (one
     /// catalog, never two). Other handles, in this process or another, wait
-    /// for the lock meanwhile. Holding it again is a no-op; an in-memory
-    /// session has nothing to lock.
-    pub fn hold(&mut self) -> Result<(), SessionError> {
+    /// for the lock meanwhile. Returns whether this call took the lock:
+    /// `false` when it was already held (the holder releases it) or the
+    /// session lives in memory (nothing to lock).
+    pub fn hold(&mut self) -> Result<bool, SessionError> {
         let SessionLog { header, index, backing, .. } = self;
         let Backing::File(cursor) = backing else {
-            return Ok(());
+            return Ok(false);
         };
         if cursor.held.is_some() {
-            return Ok(());
+            return Ok(false);
         }
         let file = open_locked_for_append(&cursor.path)?;
         read_new_lines(cursor, index, header, &file)?;
         cursor.held = Some(file);
-        Ok(())
-    }
-
-    /// Whether this log holds the file's lock (see [`hold`](Self::hold)).
-    pub fn is_held(&self) -> bool {
-        matches!(&self.backing, Backing::File(cursor) if cursor.held.is_some())
+        Ok(true)
     }
 
     /// Lets go of the lock [`hold`](Self::hold) took.

@@ -35,19 +35,12 @@ pub(super) struct LineEnvelope {
     pub cwd: Option<Value>,
 }
 
-/// What the index takes from a `user/message` line, parsed in a second pass
-/// only for user messages: the source, and proof that the line reads back as
-/// [`UserMessageLine`] will read it when the plugin asks for the message.
-/// The content is built and dropped at once rather than skipped, because
-/// skipping (`IgnoredAny`) does not check that its strings are UTF-8, and an
-/// indexed message must never fail to read back (the session fuzzer's
-/// finding).
-#[derive(Deserialize)]
-pub(super) struct UserMessageIndexLine {
-    pub data: UserMessageData,
-}
-
-/// A `user/message` line read again for its content.
+/// A `user/message` line as the plugin reads it: parsed in a second pass
+/// while indexing (for the source, then dropped) and again from the file
+/// when the plugin asks for the message. One shape for both, so a message is
+/// indexed exactly when it reads back. (Skipping the content with
+/// `IgnoredAny` instead would not check that its strings are UTF-8: the
+/// session fuzzer's finding.)
 #[derive(Deserialize)]
 pub(super) struct UserMessageLine {
     #[serde(rename = "type")]
