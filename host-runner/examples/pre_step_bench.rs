@@ -318,6 +318,7 @@ mod native {
 
     use super::*;
 
+    /// The registry as the plugin sees it: every question about the call's cwd.
     struct Registry<'a>(&'a SkillRegistry);
 
     fn summary(skill: &skill_host::registry::SkillCandidate) -> core::SkillSummary {
@@ -335,8 +336,8 @@ mod native {
     }
 
     impl core::Registry for Registry<'_> {
-        fn snapshot(&self, cwd: Option<&str>, known: Option<u64>) -> Result<core::SnapshotAnswer, core::RegistryError> {
-            let snapshot = self.0.snapshot(cwd.map(Path::new));
+        fn snapshot(&self, known: Option<u64>) -> Result<core::SnapshotAnswer, core::RegistryError> {
+            let snapshot = self.0.snapshot(Some(Path::new(CWD)));
             if snapshot.complete && known == Some(snapshot.revision) {
                 return Ok(core::SnapshotAnswer::Unchanged);
             }
@@ -347,15 +348,17 @@ mod native {
             }))
         }
 
-        fn list(&self, cwd: Option<&str>, name: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
+        fn list(&self, name: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
             let snapshot =
-                self.0.list(cwd.map(Path::new)).map_err(|error| core::RegistryError::Failed(error.to_string()))?;
+                self.0.list(Some(Path::new(CWD))).map_err(|error| core::RegistryError::Failed(error.to_string()))?;
             Ok(skill_host::registry::winners_named(&snapshot, name).map(|winner| summary(&winner.candidate)).collect())
         }
 
-        fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {
-            let definition =
-                self.0.get(cwd.map(Path::new), name).map_err(|error| core::RegistryError::Failed(error.to_string()))?;
+        fn get(&self, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {
+            let definition = self
+                .0
+                .get(Some(Path::new(CWD)), name)
+                .map_err(|error| core::RegistryError::Failed(error.to_string()))?;
             Ok(definition.map(|definition| {
                 let skill = summary(&definition.summary);
                 core::SkillDefinition {
@@ -426,27 +429,32 @@ mod native {
         let log = session.lock().unwrap();
         let context = core::StepContext {
             session: log.key(),
-            cwd: Some(CWD.to_owned()),
             registry_revision: registry.cached_revision(Some(Path::new(CWD))),
             history_version: log.history_version(),
             tool_view: core::ToolView::Visible,
             aborted: false,
         };
         let config = skill_plugin::config::Config::default();
+        let proposed = Vec::new();
         let decision = skill_plugin::pre_step::pre_step(
             &config,
             memory,
             &context,
-            core::Decision::Enter(vec![]),
+            core::Decision::Enter(proposed.clone()),
             &Registry(registry),
             &Session(&log),
         );
-        anyhow::ensure!(decision == Ok(core::Decision::Enter(vec![])), "a steady-state step injected {decision:?}");
+        // What the component's glue does with the decision.
+        let Ok(core::Decision::Enter(messages)) = decision else {
+            anyhow::bail!("a steady-state step decided {decision:?}");
+        };
+        let decided = skill_plugin::pre_step::decided_messages(&proposed, messages);
+        anyhow::ensure!(decided.is_none(), "a steady-state step decided {decided:?}");
         Ok(())
     }
 
     pub fn load(registry: &SkillRegistry, arguments: &str) -> anyhow::Result<()> {
-        let result = skill_plugin::tool::invoke(&Registry(registry), Some(CWD), arguments)
+        let result = skill_plugin::tool::invoke(&Registry(registry), arguments)
             .map_err(|error| anyhow::anyhow!(error.model_text()))?;
         std::hint::black_box(skill_plugin::tool::render(&result));
         Ok(())

@@ -7,9 +7,7 @@ wasmtime::component::bindgen!({
     // Import functions return `wasmtime::Result`, so the host can end a call
     // (an abort) without the guest seeing a value.
     imports: { default: trappable },
-    // Lets the host compare returned messages with the ones it proposed.
-    additional_derives: [PartialEq],
 });
 
-pub use dsh::skill::{registry, session, types};
+pub use dsh::skill::{registry, session, step, types};
 pub use exports::dsh::skill::plugin;

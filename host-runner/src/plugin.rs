@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::bindings::plugin as api;
+use crate::bindings::step::DecidedMessage;
 use crate::bindings::types as wit;
 use crate::error::HostError;
-use crate::host::{CallHost, content_to_wit};
+use crate::host::{CallHost, StepCall, content_to_wit};
 use crate::message::{self, CATALOG_SOURCE};
 use crate::registry::{SkillRegistry, is_skill_name};
 use crate::runtime::{EMBEDDED_PLUGIN, ManualClock, OutputLimits, PluginRuntime, SandboxLimits};
@@ -161,7 +162,8 @@ impl Plugin {
 
     /// Runs the pre-step for a session and returns the validated decision.
     /// Every message returned is either one of the proposed messages
-    /// (returned as proposed, id included) or a catalog the plugin wrote.
+    /// (returned as proposed, id included) or one the plugin wrote: a
+    /// catalog, or a skill a user invoked.
     pub fn pre_step(
         &self,
         registry: &Arc<SkillRegistry>,
@@ -173,11 +175,19 @@ impl Plugin {
             let log = crate::step::lock(session);
             (log.key(), log.history_version())
         };
+        let (proposal, proposed) = match &decision {
+            Decision::Enter(messages) => {
+                let count = u32::try_from(messages.len())
+                    .map_err(|_| HostError::Input(format!("{} proposed messages are too many", messages.len())))?;
+                (api::Proposal::Enter(count), messages.iter().map(message_to_wit).collect::<Result<_, _>>()?)
+            }
+            Decision::Reject(_) => (api::Proposal::Reject, Vec::new()),
+        };
         let context = api::StepContext {
             session: session_key,
             history_version,
             registry_revision: registry.cached_revision(input.cwd.as_deref().map(std::path::Path::new)),
-            cwd: input.cwd.clone(),
+            proposal,
             tool_view: match input.tool_view {
                 ToolView::Visible => api::ToolView::Visible,
                 ToolView::Hidden => api::ToolView::Hidden,
@@ -185,39 +195,34 @@ impl Plugin {
             },
             aborted: input.abort.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed)),
         };
-        let proposed = match &decision {
-            Decision::Enter(messages) => {
-                api::Decision::Enter(messages.iter().map(message_to_wit).collect::<Result<_, _>>()?)
-            }
-            Decision::Reject(reason) => api::Decision::Reject(reason.clone()),
-        };
         let host = CallHost {
             registry: Some(Arc::clone(registry)),
             cwd: input.cwd.clone(),
             session: Some(Arc::clone(session)),
             abort: input.abort.clone(),
+            step: Some(StepCall { proposed, ..StepCall::default() }),
             // The runtime sets it from the call's own deadline.
             ..CallHost::default()
         };
-        let returned = self.runtime.call("pre-step", host, |store, plugin| {
-            plugin.dsh_skill_plugin().call_pre_step(store, &context, &proposed)
+        let (returned, step) = self.runtime.call("pre-step", host, |store, plugin| {
+            let returned = plugin.dsh_skill_plugin().call_pre_step(&mut *store, context)?;
+            Ok((returned, store.data_mut().host.step.take().unwrap_or_default()))
         })?;
         match returned {
             Err(api::StepError::Aborted) => Ok(StepOutcome::Aborted),
-            Ok(returned) => {
-                validate_decision(decision, returned, self.runtime.limits().output).map(StepOutcome::Decided)
-            }
+            Ok(()) => apply_decision(decision, step, self.runtime.limits().output).map(StepOutcome::Decided),
         }
     }
 
     /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
-        let cwd = cwd.map(str::to_owned);
-        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.clone(), ..CallHost::default() };
-        match self.runtime.call("system-prompt", host, |store, plugin| {
-            plugin.dsh_skill_plugin().call_system_prompt(store, cwd.as_deref())
-        })? {
+        let host =
+            CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(str::to_owned), ..CallHost::default() };
+        match self
+            .runtime
+            .call("system-prompt", host, |store, plugin| plugin.dsh_skill_plugin().call_system_prompt(store))?
+        {
             Ok(text) => {
                 self.output_check("system-prompt").text(|| "the system prompt".to_owned(), &text)?;
                 Ok(text)
@@ -228,12 +233,9 @@ impl Plugin {
 
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
-        let cwd = cwd.map(str::to_owned);
-        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.clone(), ..CallHost::default() };
-        match self
-            .runtime
-            .call("expand", host, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, cwd.as_deref(), text))?
-        {
+        let host =
+            CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(str::to_owned), ..CallHost::default() };
+        match self.runtime.call("expand", host, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, text))? {
             Ok(text) => {
                 self.output_check("expand").text(|| "the expansion".to_owned(), &text)?;
                 Ok(text)
@@ -249,11 +251,11 @@ impl Plugin {
         cwd: Option<&str>,
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
-        let context = api::ToolContext { cwd: cwd.map(str::to_owned) };
-        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: context.cwd.clone(), ..CallHost::default() };
+        let host =
+            CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(str::to_owned), ..CallHost::default() };
         let returned = self
             .runtime
-            .call("invoke", host, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, &context, arguments))?;
+            .call("invoke", host, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, arguments))?;
         validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {
@@ -339,65 +341,70 @@ fn message_to_wit(data: &Value) -> Result<wit::Message, HostError> {
     Ok(wit::Message { source: source.to_string(), content: content_to_wit(content) })
 }
 
-/// Checks the plugin's decision against what it was given: a reject must come
-/// back unchanged; an enter may keep or drop the proposed messages (in their
-/// order) and add at most one catalog with the plugin's own source, plus one
-/// skill injection per distinct `/name` a user wrote in a proposed message.
-fn validate_decision(proposed: Decision, returned: api::Decision, limits: OutputLimits) -> Result<Decision, HostError> {
+/// Applies what the plugin decided to the proposal, checking it first: a
+/// reject cannot be changed; an enter may keep proposed messages (by index,
+/// in their order, each once) and add at most one catalog with the plugin's
+/// own source, plus one skill injection per distinct `/name` a user wrote in
+/// a proposed message.
+fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> Result<Decision, HostError> {
     let invalid = |reason: String| HostError::InvalidOutput { call: "pre-step", reason };
-    let mut check = OutputCheck::new("pre-step", limits);
-    match (proposed, returned) {
-        (Decision::Reject(reason), api::Decision::Reject(returned)) if reason == returned => {
-            Ok(Decision::Reject(reason))
-        }
-        (Decision::Reject(_), _) => Err(invalid("a reject must be returned unchanged".to_owned())),
-        (Decision::Enter(_), api::Decision::Reject(_)) => {
-            Err(invalid("the plugin may not turn an enter into a reject".to_owned()))
-        }
-        (Decision::Enter(proposed), api::Decision::Enter(returned)) => {
-            check.message_count(proposed.len(), returned.len())?;
-            let invocable = gesture_names(&proposed);
-            let mut unused: Vec<Option<(wit::Message, Value)>> = proposed
-                .into_iter()
-                .map(|data| message_to_wit(&data).map(|message| Some((message, data))))
-                .collect::<Result<_, _>>()?;
-            let mut catalogs = 0;
-            let mut added_count = 0;
-            let mut injected: Vec<String> = Vec::new();
-            let mut messages = Vec::with_capacity(returned.len());
-            for message in returned {
-                let kept =
-                    unused.iter_mut().find(|slot| slot.as_ref().is_some_and(|(original, _)| *original == message));
-                if let Some(slot) = kept {
-                    if let Some((_, data)) = slot.take() {
-                        messages.push(data);
-                    }
-                    continue;
-                }
-                added_count += 1;
-                check.added_message(added_count, &message)?;
-                let added = added_message(&message).map_err(invalid)?;
-                match &added {
-                    Added::Catalog(_) => {
-                        catalogs += 1;
-                        if catalogs > 1 {
-                            return Err(invalid("more than one catalog was added".to_owned()));
-                        }
-                    }
-                    Added::Invocation(name, _) => {
-                        if !invocable.contains(name) || injected.contains(name) {
-                            return Err(invalid(format!("skill \"{name}\" was injected without a user's /{name}")));
-                        }
-                        injected.push(name.clone());
-                    }
-                }
-                messages.push(match added {
-                    Added::Catalog(data) | Added::Invocation(_, data) => data,
-                });
-            }
-            Ok(Decision::Enter(messages))
-        }
+    if step.decisions > 1 {
+        return Err(invalid(format!("it decided {} times; a pre-step decides at most once", step.decisions)));
     }
+    let proposed = match proposed {
+        Decision::Reject(reason) if step.decided.is_none() => return Ok(Decision::Reject(reason)),
+        Decision::Reject(_) => return Err(invalid("the plugin may not change a reject".to_owned())),
+        Decision::Enter(proposed) => proposed,
+    };
+    let Some(decided) = step.decided else {
+        return Ok(Decision::Enter(proposed));
+    };
+    let mut check = OutputCheck::new("pre-step", limits);
+    check.added_count(decided.iter().filter(|message| matches!(message, DecidedMessage::Added(_))).count())?;
+    let invocable = gesture_names(&proposed);
+    let mut kept_up_to = 0;
+    let mut catalogs = 0;
+    let mut added_count = 0;
+    let mut injected: Vec<String> = Vec::new();
+    let mut messages = Vec::with_capacity(decided.len());
+    for message in decided {
+        let message = match message {
+            DecidedMessage::Proposed(index) => {
+                let index = index as usize;
+                if index < kept_up_to || index >= proposed.len() {
+                    return Err(invalid(format!(
+                        "it kept proposed message {index} out of order or out of range ({} proposed)",
+                        proposed.len()
+                    )));
+                }
+                kept_up_to = index + 1;
+                messages.push(proposed[index].clone());
+                continue;
+            }
+            DecidedMessage::Added(message) => message,
+        };
+        added_count += 1;
+        check.added_message(added_count, &message)?;
+        let added = added_message(&message).map_err(invalid)?;
+        match &added {
+            Added::Catalog(_) => {
+                catalogs += 1;
+                if catalogs > 1 {
+                    return Err(invalid("more than one catalog was added".to_owned()));
+                }
+            }
+            Added::Invocation(name, _) => {
+                if !invocable.contains(name) || injected.contains(name) {
+                    return Err(invalid(format!("skill \"{name}\" was injected without a user's /{name}")));
+                }
+                injected.push(name.clone());
+            }
+        }
+        messages.push(match added {
+            Added::Catalog(data) | Added::Invocation(_, data) => data,
+        });
+    }
+    Ok(Decision::Enter(messages))
 }
 
 /// A message the plugin added, accepted.

@@ -12,7 +12,7 @@ wit_bindgen::generate!({
     world: "skill-plugin",
 });
 
-use dsh::skill::{registry, session, types as wit};
+use dsh::skill::{registry, session, step, types as wit};
 use exports::dsh::skill::plugin::{self as api, Guest};
 
 /// The instance's state: its configuration (set by `configure`) and what it
@@ -44,10 +44,15 @@ impl Guest for Plugin {
         }
     }
 
-    fn pre_step(context: api::StepContext, decision: api::Decision) -> Result<api::Decision, api::StepError> {
+    fn pre_step(context: api::StepContext) -> Result<(), api::StepError> {
+        let proposed = match context.proposal {
+            api::Proposal::Enter(0) => Vec::new(),
+            api::Proposal::Enter(_) => step::proposed_messages().into_iter().map(message_in).collect(),
+            // A reject passes through unchanged (SPEC §3.8 step 1): nothing to decide.
+            api::Proposal::Reject => return Ok(()),
+        };
         let context = core::StepContext {
             session: context.session,
-            cwd: context.cwd,
             registry_revision: context.registry_revision,
             history_version: context.history_version,
             tool_view: match context.tool_view {
@@ -57,26 +62,25 @@ impl Guest for Plugin {
             },
             aborted: context.aborted,
         };
-        let decision = match decision {
-            api::Decision::Enter(messages) => core::Decision::Enter(messages.into_iter().map(message_in).collect()),
-            api::Decision::Reject(reason) => core::Decision::Reject(reason),
-        };
         let decided = STATE.with(|state| {
             let State { config, memory } = &mut *state.borrow_mut();
+            let decision = core::Decision::Enter(proposed.clone());
             crate::pre_step::pre_step(config, memory, &context, decision, &HostRegistry, &HostSession)
         });
-        match decided {
-            Ok(core::Decision::Enter(messages)) => {
-                Ok(api::Decision::Enter(messages.into_iter().map(message_out).collect()))
+        match decided.map_err(step_error)? {
+            core::Decision::Enter(messages) => {
+                if let Some(messages) = crate::pre_step::decided_messages(&proposed, messages) {
+                    step::decide(&messages.into_iter().map(decided_out).collect::<Vec<_>>());
+                }
             }
-            Ok(core::Decision::Reject(reason)) => Ok(api::Decision::Reject(reason)),
-            Err(core::StepError::Aborted) => Err(api::StepError::Aborted),
+            // The pre-step never turns an enter into a reject.
+            core::Decision::Reject => {}
         }
+        Ok(())
     }
 
-    fn invoke(context: api::ToolContext, arguments: String) -> Result<api::ToolSuccess, String> {
-        let result = crate::tool::invoke(&HostRegistry, context.cwd.as_deref(), &arguments)
-            .map_err(|error| error.model_text())?;
+    fn invoke(arguments: String) -> Result<api::ToolSuccess, String> {
+        let result = crate::tool::invoke(&HostRegistry, &arguments).map_err(|error| error.model_text())?;
         let text = crate::tool::render(&result);
         Ok(api::ToolSuccess {
             value: api::SkillResult {
@@ -89,12 +93,12 @@ impl Guest for Plugin {
         })
     }
 
-    fn system_prompt(cwd: Option<String>) -> Result<String, api::StepError> {
-        crate::pi::system_prompt_for(&HostRegistry, cwd.as_deref()).map_err(step_error)
+    fn system_prompt() -> Result<String, api::StepError> {
+        crate::pi::system_prompt_for(&HostRegistry).map_err(step_error)
     }
 
-    fn expand(cwd: Option<String>, text: String) -> Result<String, api::StepError> {
-        crate::pi::expand_for(&HostRegistry, cwd.as_deref(), &text).map_err(step_error)
+    fn expand(text: String) -> Result<String, api::StepError> {
+        crate::pi::expand_for(&HostRegistry, &text).map_err(step_error)
     }
 }
 
@@ -110,8 +114,8 @@ fn step_error(error: core::StepError) -> api::StepError {
 struct HostRegistry;
 
 impl core::Registry for HostRegistry {
-    fn snapshot(&self, cwd: Option<&str>, known: Option<u64>) -> Result<core::SnapshotAnswer, core::RegistryError> {
-        Ok(match registry::snapshot(cwd, known).map_err(registry_error)? {
+    fn snapshot(&self, known: Option<u64>) -> Result<core::SnapshotAnswer, core::RegistryError> {
+        Ok(match registry::snapshot(known).map_err(registry_error)? {
             registry::SnapshotAnswer::Unchanged => core::SnapshotAnswer::Unchanged,
             registry::SnapshotAnswer::Changed(snapshot) => core::SnapshotAnswer::Changed(core::Snapshot {
                 complete: snapshot.complete,
@@ -121,12 +125,12 @@ impl core::Registry for HostRegistry {
         })
     }
 
-    fn list(&self, cwd: Option<&str>, name: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
-        Ok(registry::list_skills(cwd, name).map_err(registry_error)?.into_iter().map(summary_in).collect())
+    fn list(&self, name: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
+        Ok(registry::list_skills(name).map_err(registry_error)?.into_iter().map(summary_in).collect())
     }
 
-    fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {
-        Ok(registry::get_skill(cwd, name).map_err(registry_error)?.map(|skill| core::SkillDefinition {
+    fn get(&self, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {
+        Ok(registry::get_skill(name).map_err(registry_error)?.map(|skill| core::SkillDefinition {
             name: skill.name,
             description: skill.description,
             invocation: policy_in(skill.invocation),
@@ -213,6 +217,13 @@ fn message_in(message: wit::Message) -> core::Message {
                 wit::ContentBlock::Other(json) => core::ContentBlock::Other(json),
             })
             .collect(),
+    }
+}
+
+fn decided_out(message: core::DecidedMessage) -> step::DecidedMessage {
+    match message {
+        core::DecidedMessage::Proposed(index) => step::DecidedMessage::Proposed(index),
+        core::DecidedMessage::Added(message) => step::DecidedMessage::Added(message_out(message)),
     }
 }
 

@@ -1,7 +1,7 @@
 //! What a reused plugin instance remembers between calls, so a steady-state
 //! step does no work proportional to the catalog or the session:
-//! - the catalog built for each (cwd, registry revision), since equal
-//!   revisions mean equal skill lists;
+//! - the catalog built for each registry revision, since equal revisions
+//!   mean equal skill lists (whatever the working directory);
 //! - the catalog digest (or "not a catalog") of each session message read,
 //!   keyed by the host's session key and the seq, since events never change;
 //! - what the last history scan of each session concluded, with the history
@@ -16,7 +16,7 @@ use std::rc::Rc;
 use crate::catalog::{Catalog, CatalogDigest};
 use crate::pre_step::CatalogHistory;
 
-/// How many (cwd, revision) catalogs are kept.
+/// How many revisions' catalogs are kept.
 const CATALOGS: usize = 16;
 /// How many message digests are kept before starting over.
 const DIGESTS: usize = 1 << 16;
@@ -51,7 +51,7 @@ type IntegerMap<K, V> = HashMap<K, V, BuildHasherDefault<IntegerHasher>>;
 #[derive(Debug, Default)]
 pub struct Memory {
     /// Most recently used last.
-    catalogs: Vec<(Option<String>, u64, Rc<Catalog>)>,
+    catalogs: Vec<(u64, Rc<Catalog>)>,
     digests: IntegerMap<(u64, u64), Option<CatalogDigest>>,
     histories: IntegerMap<u64, (u64, CatalogHistory)>,
 }
@@ -63,27 +63,26 @@ impl std::fmt::Debug for IntegerHasher {
 }
 
 impl Memory {
-    /// The revision of the catalog held for `cwd`, to offer the registry.
-    pub fn known_revision(&self, cwd: Option<&str>) -> Option<u64> {
-        self.catalogs.iter().rev().find(|(held, _, _)| held.as_deref() == cwd).map(|(_, revision, _)| *revision)
+    /// The revision of the catalog remembered last, to offer the registry:
+    /// the instance does not know which working directory a call is for, and
+    /// the last one is the likeliest to be asked about again.
+    pub fn known_revision(&self) -> Option<u64> {
+        self.catalogs.last().map(|(revision, _)| *revision)
     }
 
-    /// The catalog held for `cwd` at `revision`.
-    pub fn catalog(&self, cwd: Option<&str>, revision: u64) -> Option<Rc<Catalog>> {
-        self.catalogs
-            .iter()
-            .rev()
-            .find(|(held, held_revision, _)| held.as_deref() == cwd && *held_revision == revision)
-            .map(|(_, _, catalog)| Rc::clone(catalog))
+    /// The catalog remembered for `revision`.
+    pub fn catalog(&self, revision: u64) -> Option<Rc<Catalog>> {
+        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| Rc::clone(catalog))
     }
 
-    /// Remembers the catalog of a complete snapshot, replacing any older one for `cwd`.
-    pub fn remember_catalog(&mut self, cwd: Option<&str>, revision: u64, catalog: Rc<Catalog>) {
-        self.catalogs.retain(|(held, _, _)| held.as_deref() != cwd);
+    /// Remembers the catalog of a complete snapshot, forgetting the oldest
+    /// when full.
+    pub fn remember_catalog(&mut self, revision: u64, catalog: Rc<Catalog>) {
+        self.catalogs.retain(|(held, _)| *held != revision);
         if self.catalogs.len() == CATALOGS {
             self.catalogs.remove(0);
         }
-        self.catalogs.push((cwd.map(str::to_owned), revision, catalog));
+        self.catalogs.push((revision, catalog));
     }
 
     /// The digest remembered for a session message: `Some(None)` means "known not a catalog".

@@ -69,9 +69,9 @@ pub fn expansion(skill: &SkillDefinition, path: &str, arguments: &str) -> String
     text
 }
 
-/// The `system-prompt` export: the block for `cwd`'s current skills.
-pub fn system_prompt_for(registry: &impl Registry, cwd: Option<&str>) -> Result<String, StepError> {
-    match registry.snapshot(cwd, None) {
+/// The `system-prompt` export: the block for the current skills.
+pub fn system_prompt_for(registry: &impl Registry) -> Result<String, StepError> {
+    match registry.snapshot(None) {
         Ok(SnapshotAnswer::Changed(snapshot)) => Ok(system_prompt(&snapshot.skills)),
         // Asked for no known revision, `Unchanged` cannot be meant: nothing to show.
         Ok(SnapshotAnswer::Unchanged) | Err(RegistryError::Failed(_)) => Ok(String::new()),
@@ -81,11 +81,11 @@ pub fn system_prompt_for(registry: &impl Registry, cwd: Option<&str>) -> Result<
 
 /// The `expand` export: `text` expanded when it is a `/skill:` command for a
 /// skill a user may invoke and that has a location; otherwise unchanged.
-pub fn expand_for(registry: &impl Registry, cwd: Option<&str>, text: &str) -> Result<String, StepError> {
+pub fn expand_for(registry: &impl Registry, text: &str) -> Result<String, StepError> {
     let Some((name, arguments)) = parse_command(text) else {
         return Ok(text.to_owned());
     };
-    let skill = match registry.get(cwd, name) {
+    let skill = match registry.get(name) {
         Ok(skill) => skill,
         Err(RegistryError::Aborted) => return Err(StepError::Aborted),
         Err(RegistryError::Failed(_)) => None,

@@ -10,8 +10,8 @@ use crate::gesture::{invocation_source, invoked_skill_names};
 use crate::memory::Memory;
 use crate::tool::{self, SkillResult};
 use crate::types::{
-    ContentBlock, Decision, Message, Registry, RegistryError, SessionHistory, SnapshotAnswer, SourceFilter,
-    StepContext, StepError, ToolView,
+    ContentBlock, DecidedMessage, Decision, Message, Registry, RegistryError, SessionHistory, SnapshotAnswer,
+    SourceFilter, StepContext, StepError, ToolView,
 };
 
 /// How many history references to read across the boundary at a time.
@@ -88,7 +88,7 @@ pub fn pre_step(
     let mut messages = project_catalog(config, memory, context, messages, registry, session)?;
     // User-explicit invocation comes after every other message, the catalog included.
     for name in invoked {
-        let skill = match registry.get(context.cwd.as_deref(), &name) {
+        let skill = match registry.get(&name) {
             Ok(skill) => skill,
             Err(RegistryError::Aborted) => return Err(StepError::Aborted),
             // A failing provider leaves the `/name` as plain prose, like an unknown name.
@@ -108,6 +108,28 @@ pub fn pre_step(
     Ok(Decision::Enter(messages))
 }
 
+/// The messages of a decision as the host's `step.decide` takes them:
+/// proposed messages kept by index (the pre-step only drops, replaces and
+/// appends, so the kept ones are in order), the rest added. `None` when the
+/// decision is the proposed messages unchanged: nothing to send.
+pub fn decided_messages(proposed: &[Message], decided: Vec<Message>) -> Option<Vec<DecidedMessage>> {
+    if decided == proposed {
+        return None;
+    }
+    let mut next = 0;
+    let decided = decided
+        .into_iter()
+        .map(|message| match proposed[next..].iter().position(|original| *original == message) {
+            Some(offset) => {
+                next += offset + 1;
+                DecidedMessage::Proposed(u32::try_from(next - 1).expect("a proposal's count fits in u32"))
+            }
+            None => DecidedMessage::Added(message),
+        })
+        .collect();
+    Some(decided)
+}
+
 /// Steps 3 to 11 of SPEC §3.8 for an entering step.
 fn project_catalog(
     config: &Config,
@@ -119,13 +141,12 @@ fn project_catalog(
 ) -> Result<Vec<Message>, StepError> {
     // 3. Only this plugin's own, visible tool gets a catalog; a hidden or
     //    shadowed tool gets an empty complete one, so earlier names are retired.
-    let cwd = context.cwd.as_deref();
     let catalog = match context.tool_view {
         ToolView::Visible => {
             // The host holds the snapshot whose catalog is remembered: no call at all.
-            match context.registry_revision.and_then(|revision| memory.catalog(cwd, revision)) {
+            match context.registry_revision.and_then(|revision| memory.catalog(revision)) {
                 Some(catalog) => catalog,
-                None => match snapshot_catalog(config, memory, cwd, registry)? {
+                None => match snapshot_catalog(config, memory, registry)? {
                     Some(catalog) => catalog,
                     // 4. Incomplete: keep the last good catalog and retry next step.
                     None => return Ok(messages),
@@ -181,22 +202,21 @@ fn project_catalog(
 fn snapshot_catalog(
     config: &Config,
     memory: &mut Memory,
-    cwd: Option<&str>,
     registry: &impl Registry,
 ) -> Result<Option<Rc<Catalog>>, StepError> {
-    let known = memory.known_revision(cwd);
-    Ok(match registry.snapshot(cwd, known) {
+    let known = memory.known_revision();
+    Ok(match registry.snapshot(known) {
         Err(RegistryError::Aborted) => return Err(StepError::Aborted),
         // The contract says snapshots fail only by abort; anything else is
         // treated as an incomplete observation, never as a deletion.
         Err(RegistryError::Failed(_)) => None,
         // `unchanged` for a revision never offered would be a host bug: keep the last good catalog.
-        Ok(SnapshotAnswer::Unchanged) => known.and_then(|revision| memory.catalog(cwd, revision)),
+        Ok(SnapshotAnswer::Unchanged) => known.and_then(|revision| memory.catalog(revision)),
         Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => None,
         // 5. Entries and digest of the model-invocable skills.
         Ok(SnapshotAnswer::Changed(snapshot)) => {
             let catalog = Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
-            memory.remember_catalog(cwd, snapshot.revision, Rc::clone(&catalog));
+            memory.remember_catalog(snapshot.revision, Rc::clone(&catalog));
             Some(catalog)
         }
     })
@@ -247,7 +267,7 @@ mod tests {
     }
 
     impl Registry for FakeRegistry {
-        fn snapshot(&self, _cwd: Option<&str>, known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
+        fn snapshot(&self, known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
             self.snapshots_taken.set(self.snapshots_taken.get() + 1);
             let snapshot = self.snapshot.borrow().clone()?;
             if snapshot.complete && known == Some(snapshot.revision) {
@@ -256,10 +276,10 @@ mod tests {
             }
             Ok(SnapshotAnswer::Changed(snapshot))
         }
-        fn list(&self, _cwd: Option<&str>, _name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
+        fn list(&self, _name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
             unreachable!()
         }
-        fn get(&self, _cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+        fn get(&self, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
             Ok(self.loaded.borrow().iter().find(|skill| skill.name == name).cloned())
         }
     }
@@ -315,14 +335,7 @@ mod tests {
     }
 
     fn context(tool_view: ToolView) -> StepContext {
-        StepContext {
-            session: 7,
-            cwd: Some("/w".to_owned()),
-            registry_revision: None,
-            history_version: 0,
-            tool_view,
-            aborted: false,
-        }
+        StepContext { session: 7, registry_revision: None, history_version: 0, tool_view, aborted: false }
     }
 
     fn run(registry: &FakeRegistry, session: &FakeSession, proposed: Vec<Message>) -> Vec<Message> {
@@ -470,7 +483,7 @@ mod tests {
     fn a_reject_passes_through_without_any_registry_or_session_call() {
         let registry = FakeRegistry::with(&[("a", "One.")]);
         let session = FakeSession::default();
-        let reject = Decision::Reject(Some("{\"reason\":\"budget\"}".to_owned()));
+        let reject = Decision::Reject;
         assert_eq!(
             pre_step(
                 &Config::default(),
@@ -642,7 +655,7 @@ mod tests {
         let registry = FakeRegistry::with(&[]);
         *registry.loaded.borrow_mut() = vec![loaded("a", true, true)];
         assert_eq!(run(&registry, &FakeSession::default(), vec![user("/a")]), vec![user("/a")]);
-        let reject = Decision::Reject(None);
+        let reject = Decision::Reject;
         let config = Config { user_invocation: true, ..Config::default() };
         let outcome = pre_step(
             &config,
@@ -704,5 +717,33 @@ mod tests {
         context.registry_revision = Some(99);
         step(&mut memory, &context, &session).unwrap();
         assert_eq!(registry.snapshots_taken.get(), 2);
+    }
+
+    #[test]
+    fn a_decision_is_sent_as_kept_indices_and_added_messages_or_not_at_all() {
+        let (a, b, c) = (user("a"), user("b"), user("c"));
+        let catalog = Message { source: "{}".to_owned(), content: vec![ContentBlock::Text("catalog".to_owned())] };
+        let proposed = vec![a.clone(), b.clone(), c.clone()];
+        // Unchanged: nothing crosses.
+        assert_eq!(decided_messages(&proposed, proposed.clone()), None);
+        assert_eq!(decided_messages(&[], Vec::new()), None);
+        // One dropped, one replaced, one appended.
+        assert_eq!(
+            decided_messages(&proposed, vec![a.clone(), catalog.clone(), user("d")]),
+            Some(vec![
+                DecidedMessage::Proposed(0),
+                DecidedMessage::Added(catalog.clone()),
+                DecidedMessage::Added(user("d"))
+            ])
+        );
+        assert_eq!(
+            decided_messages(&proposed, vec![b, c, catalog.clone()]),
+            Some(vec![DecidedMessage::Proposed(1), DecidedMessage::Proposed(2), DecidedMessage::Added(catalog)])
+        );
+        // Equal proposed messages are each kept once, in order.
+        assert_eq!(
+            decided_messages(&[a.clone(), a.clone()], vec![a.clone(), a.clone(), a.clone()]),
+            Some(vec![DecidedMessage::Proposed(0), DecidedMessage::Proposed(1), DecidedMessage::Added(a)])
+        );
     }
 }

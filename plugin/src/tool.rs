@@ -75,19 +75,19 @@ impl From<RegistryError> for ToolError {
 }
 
 /// Runs the tool for JSON `arguments` in the order of SPEC §3.3.
-pub fn invoke(registry: &impl Registry, cwd: Option<&str>, arguments: &str) -> Result<SkillResult, ToolError> {
+pub fn invoke(registry: &impl Registry, arguments: &str) -> Result<SkillResult, ToolError> {
     let name = skill_name_argument(arguments)?;
     if !is_skill_name(&name) {
         return Err(ToolError::InvalidName(name));
     }
-    let listed = registry.list(cwd, Some(&name))?;
+    let listed = registry.list(Some(&name))?;
     let Some(summary) = listed.iter().find(|skill| skill.name == name) else {
         return Err(ToolError::Unknown(name));
     };
     if !summary.invocation.model_invocable {
         return Err(ToolError::NotModelInvocable(name));
     }
-    let Some(definition) = registry.get(cwd, &name)? else {
+    let Some(definition) = registry.get(&name)? else {
         return Err(ToolError::Unknown(name));
     };
     // Rechecked after loading: the file may have changed its policy since the
@@ -218,14 +218,14 @@ mod tests {
     }
 
     impl Registry for FakeRegistry {
-        fn snapshot(&self, _cwd: Option<&str>, _known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
+        fn snapshot(&self, _known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
             unreachable!("the tool never takes snapshots")
         }
-        fn list(&self, _cwd: Option<&str>, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
+        fn list(&self, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
             let listed = self.listed.iter().filter(|skill| name.is_none_or(|name| skill.name == name)).cloned();
             self.list_error.clone().map_or_else(|| Ok(listed.collect()), Err)
         }
-        fn get(&self, _cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+        fn get(&self, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
             self.loads.set(self.loads.get() + 1);
             if let Some(error) = self.get_error.clone() {
                 return Err(error);
@@ -235,13 +235,13 @@ mod tests {
     }
 
     fn call(registry: &FakeRegistry, arguments: &str) -> Result<String, String> {
-        invoke(registry, Some("/w"), arguments).map(|result| render(&result)).map_err(|error| error.model_text())
+        invoke(registry, arguments).map(|result| render(&result)).map_err(|error| error.model_text())
     }
 
     #[test]
     fn success_returns_only_name_provider_resource_base_and_content() {
         let registry = FakeRegistry::new(vec![summary("a-skill", true)], vec![definition("a-skill", true)]);
-        let result = invoke(&registry, None, r#"{"name":"a-skill"}"#).unwrap();
+        let result = invoke(&registry, r#"{"name":"a-skill"}"#).unwrap();
         assert_eq!(
             result,
             SkillResult {

@@ -62,7 +62,7 @@ pub struct SkillDefinition {
 pub struct Snapshot {
     /// False when some provider could not be listed completely.
     pub complete: bool,
-    /// Equal revisions (for one cwd) mean equal skill lists.
+    /// Equal revisions mean equal skill lists.
     pub revision: u64,
     /// Winners, sorted by name.
     pub skills: Vec<SkillSummary>,
@@ -157,9 +157,7 @@ pub enum ToolView {
 pub struct StepContext {
     /// Identifies the session within the host process.
     pub session: u64,
-    /// The session's cwd.
-    pub cwd: Option<String>,
-    /// The revision of the complete snapshot the host holds for `cwd`, if any.
+    /// The revision of the complete snapshot the host holds for the session's cwd, if any.
     pub registry_revision: Option<u64>,
     /// Changes whenever the user-message history or its visibility changes.
     pub history_version: u64,
@@ -174,8 +172,17 @@ pub struct StepContext {
 pub enum Decision {
     /// Enter with these messages.
     Enter(Vec<Message>),
-    /// Do not run the step.
-    Reject(Option<String>),
+    /// Do not run the step (the host keeps the reason).
+    Reject,
+}
+
+/// One message of the decision a pre-step makes, relative to the proposed ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecidedMessage {
+    /// The proposed message at this index, as proposed.
+    Proposed(u32),
+    /// A message the plugin adds.
+    Added(Message),
 }
 
 /// Why a pre-step gave no decision.
@@ -185,14 +192,15 @@ pub enum StepError {
     Aborted,
 }
 
-/// The skill registry, as imported from the host.
+/// The skill registry, as imported from the host: every question is about
+/// the working directory of the call it is asked in, which the host chose.
 pub trait Registry {
     /// A snapshot for the catalog; `known` is the revision already held.
-    fn snapshot(&self, cwd: Option<&str>, known: Option<u64>) -> Result<SnapshotAnswer, RegistryError>;
+    fn snapshot(&self, known: Option<u64>) -> Result<SnapshotAnswer, RegistryError>;
     /// The winning skills, for the tool's lookup.
-    fn list(&self, cwd: Option<&str>, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError>;
+    fn list(&self, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError>;
     /// Loads one skill afresh.
-    fn get(&self, cwd: Option<&str>, name: &str) -> Result<Option<SkillDefinition>, RegistryError>;
+    fn get(&self, name: &str) -> Result<Option<SkillDefinition>, RegistryError>;
 }
 
 /// The session history, as imported from the host.

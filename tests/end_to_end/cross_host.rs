@@ -172,28 +172,33 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
         ("loop", "error: plugin call `pre-step` exceeded its deadline of 500 ms\n"),
         ("alloc", "error: plugin call `pre-step` exceeded its memory cap of 32 MiB\n"),
         ("two-catalogs", "error: plugin call `pre-step` returned invalid output: more than one catalog was added\n"),
+        ("reject", "error: plugin call `pre-step` returned invalid output: the plugin may not change a reject\n"),
         (
-            "reject",
-            "error: plugin call `pre-step` returned invalid output: the plugin may not turn an enter into a reject\n",
+            "decide-twice",
+            "error: plugin call `pre-step` returned invalid output: it decided 2 times; a pre-step decides at most once\n",
+        ),
+        (
+            "bad-index",
+            "error: plugin call `pre-step` returned invalid output: it kept proposed message 1 out of order or out of range (1 proposed)\n",
         ),
         (
             "forge",
             "error: plugin call `pre-step` returned invalid output: an added message has source {\"kind\":\"user\"}; the plugin may only write {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation\n",
         ),
     ];
-    // The output caps and the registry pinned to the call's working directory.
+    // The output caps, and the step interface only in a pre-step.
     let capped = [
         (
             scenario_with("many-messages", r#","count":1000"#, steps),
-            "error: plugin call `pre-step` returned invalid output: it returned 1000 messages for 1 proposed; a pre-step may add at most 64\n",
+            "error: plugin call `pre-step` returned invalid output: it added 1000 messages; a pre-step may add at most 64\n",
         ),
         (
             scenario_with("big-text", r#","bytes":2000"#, steps),
             "error: plugin call `pre-step` returned invalid output: added message 1's content block 1 is 2000 bytes, over the cap of 1000 bytes per text\n",
         ),
         (
-            scenario("other-cwd"),
-            "error: plugin call `pre-step` trapped: the plugin asked the registry about working directory Some(\"/another/project\") in a call for Some(\"/workspace\")\n",
+            scenario_with("step-outside", r#","on":"invoke""#, r#"[{"op":"invoke","name":"a-skill"}]"#),
+            "error: plugin call `invoke` trapped: the plugin called `step.decide` outside a pre-step\n",
         ),
         (
             scenario_with("other-skill", "", r#"[{"op":"invoke","name":"a-skill"}]"#),

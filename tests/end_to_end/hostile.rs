@@ -273,11 +273,33 @@ fn a_trap_after_the_guest_called_the_host_changes_nothing() {
 }
 
 #[test]
-fn the_registry_answers_only_for_the_calls_own_working_directory() {
-    let outcome = contained(json!({"mode": "other-cwd"}), manual(SandboxLimits::default()));
+fn only_a_pre_step_may_decide_a_step() {
+    let (registry, _loads) = registry();
+    let plugin = hostile(json!({"mode": "step-outside"}), manual(SandboxLimits::default()));
+    let arguments = json!({ "name": LOOPED_SKILL }).to_string();
     assert_eq!(
-        outcome.error.to_string(),
-        "plugin call `pre-step` trapped: the plugin asked the registry about working directory Some(\"/another/project\") in a call for Some(\"/workspace\")"
+        plugin.invoke(&registry, Some("/workspace"), &arguments).unwrap_err().to_string(),
+        "plugin call `invoke` trapped: the plugin called `step.decide` outside a pre-step"
+    );
+}
+
+#[test]
+fn a_rejected_step_stays_rejected() {
+    let (registry, _loads) = registry();
+    let file = SessionFile::new(&registry);
+    let session = file.open();
+    let before = file.bytes();
+    let rejecting = hostile(json!({"mode": "reject"}), manual(SandboxLimits::default()));
+    let reject = Decision::Reject(Some("{\"reason\":\"budget\"}".to_owned()));
+    assert_eq!(
+        run_step(&rejecting, &registry, &session, &input(), reject.clone()).unwrap_err().to_string(),
+        "plugin call `pre-step` returned invalid output: the plugin may not change a reject"
+    );
+    assert_eq!(file.bytes(), before);
+    // The real plugin passes it through, reason and all.
+    assert_eq!(
+        run_step(plugin(), &registry, &session, &input(), reject.clone()).unwrap(),
+        StepOutcome::Decided(reject)
     );
 }
 
@@ -341,11 +363,11 @@ fn the_total_output_cap_counts_every_added_text() {
 }
 
 #[test]
-fn a_million_messages_are_refused_by_count_before_any_is_read() {
+fn half_a_million_messages_are_refused_by_count_before_any_is_read() {
     let outcome = contained(json!({"mode": "many-messages"}), manual(SandboxLimits::default()));
     assert_eq!(
         outcome.error.to_string(),
-        "plugin call `pre-step` returned invalid output: it returned 1000000 messages for 1 proposed; a pre-step may add at most 64"
+        "plugin call `pre-step` returned invalid output: it added 500000 messages; a pre-step may add at most 64"
     );
 }
 
@@ -357,7 +379,8 @@ fn outputs_the_plugin_may_not_produce_are_refused() {
             "an added message has source {\"kind\":\"user\"}; the plugin may only write {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation",
         ),
         ("two-catalogs", "more than one catalog was added"),
-        ("reject", "the plugin may not turn an enter into a reject"),
+        ("decide-twice", "it decided 2 times; a pre-step decides at most once"),
+        ("bad-index", "it kept proposed message 1 out of order or out of range (1 proposed)"),
         ("inject", "skill \"a-skill\" was injected without a user's /a-skill"),
         (
             "tamper",
@@ -469,12 +492,12 @@ fn skill_host_contains_every_misbehaviour_with_a_one_line_error() {
         (
             json!({"mode": "many-messages"}),
             &[],
-            "plugin call `pre-step` returned invalid output: it returned 1000000 messages for 1 proposed; a pre-step may add at most 64",
+            "plugin call `pre-step` returned invalid output: it added 500000 messages; a pre-step may add at most 64",
         ),
         (
             json!({"mode": "many-messages", "count": 3}),
             &["--max-added-messages", "1"],
-            "plugin call `pre-step` returned invalid output: it returned 3 messages for 1 proposed; a pre-step may add at most 1",
+            "plugin call `pre-step` returned invalid output: it added 3 messages; a pre-step may add at most 1",
         ),
         (
             json!({"mode": "forge"}),

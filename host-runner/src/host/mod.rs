@@ -2,7 +2,9 @@
 
 mod registry;
 mod session;
+mod step;
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -11,18 +13,21 @@ use crate::registry::{CallBudget, SkillRegistry};
 use crate::session::SessionLog;
 
 pub(crate) use session::content_to_wit;
+pub(crate) use step::StepCall;
 
 /// What one plugin call may reach: the registry (for the call's working
-/// directory only), the session, whether the step was aborted, and until
-/// when providers may take to answer.
+/// directory only), the session, the step a pre-step decides, whether the
+/// step was aborted, and until when providers may take to answer.
 #[derive(Clone, Default)]
 pub(crate) struct CallHost {
     pub registry: Option<Arc<SkillRegistry>>,
-    /// The working directory the call is for: the only one the plugin may
-    /// ask the registry about, so it cannot list or load skills of other
-    /// projects on the host.
+    /// The working directory the call is for: the registry answers for it
+    /// alone (the plugin never names one), so the plugin cannot list or load
+    /// skills of other projects on the host.
     pub cwd: Option<String>,
     pub session: Option<Arc<Mutex<SessionLog>>>,
+    /// The proposal and the decision of a pre-step; `None` in other calls.
+    pub step: Option<StepCall>,
     pub abort: Option<Arc<AtomicBool>>,
     /// When the registry's providers must have answered; set by the runtime
     /// for every call from the call's own deadline (`None`: no limit).
@@ -35,16 +40,8 @@ impl CallHost {
         Self::default()
     }
 
-    /// Refuses a registry request for another working directory than the
-    /// call's: the call ends with a trap that says so.
-    fn check_cwd(&self, requested: Option<&str>) -> wasmtime::Result<()> {
-        if requested == self.cwd.as_deref() {
-            return Ok(());
-        }
-        Err(wasmtime::format_err!(
-            "the plugin asked the registry about working directory {requested:?} in a call for {:?}",
-            self.cwd
-        ))
+    fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref().map(Path::new)
     }
 
     fn aborted(&self) -> bool {

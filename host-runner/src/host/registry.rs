@@ -1,6 +1,5 @@
-//! `dsh:skill/registry`: the registry's answers, converted to WIT types.
-
-use std::path::Path;
+//! `dsh:skill/registry`: the registry's answers for the call's working
+//! directory, converted to WIT types.
 
 use crate::bindings::registry::{Host, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
@@ -8,20 +7,15 @@ use crate::registry::{RegistryError, ResourceBase, SkillCandidate, winners_named
 use crate::runtime::CallState;
 
 impl Host for CallState {
-    fn snapshot(
-        &mut self,
-        cwd: Option<String>,
-        known: Option<u64>,
-    ) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
+    fn snapshot(&mut self, known: Option<u64>) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
         let host = &self.host;
-        host.check_cwd(cwd.as_deref())?;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = &host.registry else {
             return Ok(Ok(SnapshotAnswer::Changed(SkillSnapshot { complete: true, revision: 0, skills: Vec::new() })));
         };
-        let snapshot = registry.snapshot_within(cwd.as_deref().map(Path::new), &host.budget());
+        let snapshot = registry.snapshot_within(host.cwd(), &host.budget());
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -39,18 +33,16 @@ impl Host for CallState {
 
     fn list_skills(
         &mut self,
-        cwd: Option<String>,
         name: Option<String>,
     ) -> wasmtime::Result<Result<Vec<wit::SkillSummary>, wit::RegistryError>> {
         let host = &self.host;
-        host.check_cwd(cwd.as_deref())?;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = &host.registry else {
             return Ok(Ok(Vec::new()));
         };
-        let listed = registry.list_within(cwd.as_deref().map(Path::new), &host.budget());
+        let listed = registry.list_within(host.cwd(), &host.budget());
         // A provider abandoned on abort failed the listing; report the abort.
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
@@ -65,18 +57,16 @@ impl Host for CallState {
 
     fn get_skill(
         &mut self,
-        cwd: Option<String>,
         name: String,
     ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {
         let host = &self.host;
-        host.check_cwd(cwd.as_deref())?;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = &host.registry else {
             return Ok(Ok(None));
         };
-        let loaded = registry.get_within(cwd.as_deref().map(Path::new), &name, &host.budget());
+        let loaded = registry.get_within(host.cwd(), &name, &host.budget());
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }

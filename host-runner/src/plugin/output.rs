@@ -56,12 +56,10 @@ impl OutputCheck {
 
     /// Refuses a decision with more added messages than the cap, before any
     /// of them is looked at.
-    pub fn message_count(&self, proposed: usize, returned: usize) -> Result<(), HostError> {
+    pub fn added_count(&self, added: usize) -> Result<(), HostError> {
         let cap = self.limits.max_added_messages;
-        if returned > proposed.saturating_add(cap) {
-            return Err(self.invalid(format!(
-                "it returned {returned} messages for {proposed} proposed; a pre-step may add at most {cap}"
-            )));
+        if added > cap {
+            return Err(self.invalid(format!("it added {added} messages; a pre-step may add at most {cap}")));
         }
         Ok(())
     }

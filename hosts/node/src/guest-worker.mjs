@@ -31,13 +31,17 @@ const wasi = sandboxWasi();
 const imports = {
   ...wasi.imports,
   'dsh:skill/registry': {
-    snapshot: (cwd, known) => hostCall('snapshot', [cwd, known]),
-    listSkills: (cwd, name) => hostCall('listSkills', [cwd, name]),
-    getSkill: (cwd, name) => hostCall('getSkill', [cwd, name]),
+    snapshot: (known) => hostCall('snapshot', [known]),
+    listSkills: (name) => hostCall('listSkills', [name]),
+    getSkill: (name) => hostCall('getSkill', [name]),
   },
   'dsh:skill/session': {
     listUserMessages: (filters, before, limit) => hostCall('listUserMessages', [filters, before, limit]),
     getUserMessage: (seq) => hostCall('getUserMessage', [seq]),
+  },
+  'dsh:skill/step': {
+    proposedMessages: () => hostCall('proposedMessages', []),
+    decide: (messages) => hostCall('decide', [messages]),
   },
 };
 

@@ -1,6 +1,7 @@
-// The host side of the plugin's imports (`dsh:skill/registry` and
-// `dsh:skill/session`), answering for one call at a time: the call's
-// registry, session and abort flag. Values are in jco's shapes: `u64` is a
+// The host side of the plugin's imports (`dsh:skill/registry`,
+// `dsh:skill/session` and `dsh:skill/step`), answering for one call at a
+// time: the call's registry (for its working directory), session, step and
+// abort flag. Values are in jco's shapes: `u64` is a
 // BigInt, `option` is a value or undefined, a `result` is `{tag:'ok'|'err',
 // val}`, a variant is `{tag, val}`.
 
@@ -43,37 +44,26 @@ export function contentToWit(blocks) {
   );
 }
 
-/** An `option<string>` as Rust's `{:?}` prints it, so both hosts word errors alike. */
-function debugOption(value) {
-  return value === undefined || value === null ? 'None' : `Some(${JSON.stringify(value)})`;
-}
-
 /**
  * What one plugin call may reach. `registry` and `session` may be null (the
  * call needs none); `cwd` is the call's working directory, the only one the
- * registry answers about; `aborted()` says whether the step was aborted.
+ * registry answers about (the plugin never names one); `step` is a
+ * pre-step's `{ proposed, decided, decisions }` (null in other calls);
+ * `aborted()` says whether the step was aborted.
  */
 export class CallHost {
-  constructor({ registry = null, session = null, cwd = null, aborted = () => false } = {}) {
+  constructor({ registry = null, session = null, cwd = null, step = null, aborted = () => false } = {}) {
     this.registry = registry;
     this.session = session;
     this.cwd = cwd;
+    this.step = step;
     this.aborted = aborted;
   }
 
-  /** Refuses a registry request about another working directory: the call traps, saying so. */
-  #checkCwd(requested) {
-    if ((requested ?? null) === this.cwd) return;
-    throw new Error(
-      `the plugin asked the registry about working directory ${debugOption(requested)} in a call for ${debugOption(this.cwd)}`,
-    );
-  }
-
-  snapshot(cwd, known) {
-    this.#checkCwd(cwd);
+  snapshot(known) {
     if (this.aborted()) return ABORTED;
     if (this.registry === null) return ok({ tag: 'changed', val: { complete: true, revision: 0n, skills: [] } });
-    const snapshot = this.registry.snapshot(cwd ?? null);
+    const snapshot = this.registry.snapshot(this.cwd);
     if (this.aborted()) return ABORTED;
     // Revisions are unique in the process, so the plugin's copy of this
     // revision is exactly this list: nothing needs to cross again.
@@ -88,12 +78,11 @@ export class CallHost {
     });
   }
 
-  listSkills(cwd, name) {
-    this.#checkCwd(cwd);
+  listSkills(name) {
     if (this.aborted()) return ABORTED;
     if (this.registry === null) return ok([]);
     try {
-      const winners = this.registry.list(cwd ?? null).skills;
+      const winners = this.registry.list(this.cwd).skills;
       // With a name, only that winner: the tool's lookup never copies the whole catalog.
       const named = name == null ? winners : winners.filter((winner) => winner.candidate.name === name);
       return ok(named.map((winner) => summary(winner.candidate)));
@@ -103,13 +92,12 @@ export class CallHost {
     }
   }
 
-  getSkill(cwd, name) {
-    this.#checkCwd(cwd);
+  getSkill(name) {
     if (this.aborted()) return ABORTED;
     if (this.registry === null) return ok(undefined);
     let definition;
     try {
-      definition = this.registry.get(cwd ?? null, name);
+      definition = this.registry.get(this.cwd, name);
     } catch (error) {
       if (error instanceof RegistryFailure) return err({ tag: 'failed', val: error.message });
       throw error;
@@ -166,6 +154,23 @@ export class CallHost {
       refs.push({ seq: event.seq, visible: session.isVisible(event.seq) });
     }
     return { refs, next };
+  }
+
+  /** The proposed messages of the pre-step this call is. */
+  proposedMessages() {
+    return this.#step('proposed-messages').proposed;
+  }
+
+  /** Records the plugin's decision (the first one; the host checks it after the call). */
+  decide(messages) {
+    const step = this.#step('decide');
+    step.decisions += 1;
+    step.decided ??= messages;
+  }
+
+  #step(functionName) {
+    if (this.step === null) throw new Error(`the plugin called \`step.${functionName}\` outside a pre-step`);
+    return this.step;
   }
 
   getUserMessage(seq) {

@@ -49,13 +49,10 @@ export class OutputCheck {
   }
 
   /** Refuses a decision with more added messages than the cap, before any of them is looked at. */
-  messageCount(proposed, returned) {
+  addedCount(added) {
     const cap = this.#limits.maxAddedMessages;
-    if (returned > proposed + cap) {
-      throw HostError.invalidOutput(
-        this.#call,
-        `it returned ${returned} messages for ${proposed} proposed; a pre-step may add at most ${cap}`,
-      );
+    if (added > cap) {
+      throw HostError.invalidOutput(this.#call, `it added ${added} messages; a pre-step may add at most ${cap}`);
     }
   }
 }

@@ -73,30 +73,28 @@ export class Plugin {
   async preStep(registry, session, input, decision) {
     const aborted = input.aborted ?? (() => false);
     const cwd = input.cwd ?? null;
+    const proposed = 'reject' in decision ? [] : decision.enter.map(messageToWit);
     const context = {
       session: session.key,
-      cwd: cwd ?? undefined,
       // What the plugin may have remembered: the registry's cached complete
       // snapshot for cwd, and the session history's version.
       registryRevision: registry.cachedRevision(cwd),
       historyVersion: session.historyVersion,
       toolView: input.toolView ?? 'visible',
       aborted: aborted(),
+      proposal: 'reject' in decision ? { tag: 'reject' } : { tag: 'enter', val: proposed.length },
     };
-    const proposed =
-      'reject' in decision
-        ? { tag: 'reject', val: decision.reject ?? undefined }
-        : { tag: 'enter', val: decision.enter.map(messageToWit) };
-    const host = new CallHost({ registry, session, cwd, aborted });
-    const returned = await this.#runtime.call('pre-step', 'preStep', [context, proposed], host);
+    const step = { proposed, decided: null, decisions: 0 };
+    const host = new CallHost({ registry, session, cwd, step, aborted });
+    const returned = await this.#runtime.call('pre-step', 'preStep', [context], host);
     if (returned.tag === 'err') return { aborted: true };
-    return { decision: validateDecision(decision, returned.val, this.#check('pre-step')) };
+    return { decision: applyDecision(decision, step, this.#check('pre-step')) };
   }
 
   /** Calls the `skill` tool with the model's JSON `argumentsText`: `{ ok, text }` or `{ error }`. */
   async invoke(registry, cwd, argumentsText) {
     const host = new CallHost({ registry, cwd: cwd ?? null });
-    const returned = await this.#runtime.call('invoke', 'invoke', [{ cwd: cwd ?? undefined }, argumentsText], host);
+    const returned = await this.#runtime.call('invoke', 'invoke', [argumentsText], host);
     validateToolResult(returned, argumentsText, this.#check('invoke'));
     if (returned.tag === 'err') return { error: returned.val };
     const { value, text } = returned.val;
@@ -117,7 +115,7 @@ export class Plugin {
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
   async systemPrompt(registry, cwd) {
     const host = new CallHost({ registry, cwd: cwd ?? null });
-    const returned = await this.#runtime.call('system-prompt', 'systemPrompt', [cwd ?? undefined], host);
+    const returned = await this.#runtime.call('system-prompt', 'systemPrompt', [], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('system-prompt', 'reported an abort outside a step');
     this.#check('system-prompt').text(() => 'the system prompt', returned.val);
     return returned.val;
@@ -126,7 +124,7 @@ export class Plugin {
   /** Pi's `/skill:NAME args`: the expanded text, or `text` unchanged. */
   async expand(registry, cwd, text) {
     const host = new CallHost({ registry, cwd: cwd ?? null });
-    const returned = await this.#runtime.call('expand', 'expand', [cwd ?? undefined, text], host);
+    const returned = await this.#runtime.call('expand', 'expand', [text], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('expand', 'reported an abort outside a step');
     this.#check('expand').text(() => 'the expansion', returned.val);
     return returned.val;
@@ -139,44 +137,42 @@ function messageToWit(data) {
   return { source: stringify(data.source), content: contentToWit(data.content) };
 }
 
-function sameMessage(a, b) {
-  return (
-    a.source === b.source &&
-    a.content.length === b.content.length &&
-    a.content.every((block, index) => block.tag === b.content[index].tag && block.val === b.content[index].val)
-  );
-}
-
 /**
- * Checks the plugin's decision against what it was given: a reject comes
- * back unchanged; an enter may keep or drop the proposed messages (matched
- * exactly) and add at most one catalog with the plugin's own source, plus
- * one skill injection per distinct `/name` a user wrote in a proposed message.
+ * Applies what the plugin decided to the proposal, checking it first: a
+ * reject cannot be changed; an enter may keep proposed messages (by index, in
+ * their order, each once) and add at most one catalog with the plugin's own
+ * source, plus one skill injection per distinct `/name` a user wrote in a
+ * proposed message.
  */
-function validateDecision(proposed, returned, check) {
+function applyDecision(proposed, step, check) {
   const invalid = (reason) => HostError.invalidOutput('pre-step', reason);
+  if (step.decisions > 1) throw invalid(`it decided ${step.decisions} times; a pre-step decides at most once`);
   if ('reject' in proposed) {
-    if (returned.tag === 'reject' && (returned.val ?? null) === (proposed.reject ?? null)) return proposed;
-    throw invalid('a reject must be returned unchanged');
+    if (step.decided === null) return proposed;
+    throw invalid('the plugin may not change a reject');
   }
-  if (returned.tag === 'reject') throw invalid('the plugin may not turn an enter into a reject');
-  check.messageCount(proposed.enter.length, returned.val.length);
+  if (step.decided === null) return proposed;
+  check.addedCount(step.decided.filter((message) => message.tag === 'added').length);
   const invocable = gestureNames(proposed.enter);
-  const unused = proposed.enter.map((data) => ({ message: messageToWit(data), data }));
+  let keptUpTo = 0;
   let catalogs = 0;
   let addedCount = 0;
   const injected = [];
   const messages = [];
-  for (const message of returned.val) {
-    const kept = unused.find((slot) => slot !== null && sameMessage(slot.message, message));
-    if (kept) {
-      unused[unused.indexOf(kept)] = null;
-      messages.push(kept.data);
+  for (const { tag, val } of step.decided) {
+    if (tag === 'proposed') {
+      if (val < keptUpTo || val >= proposed.enter.length) {
+        throw invalid(
+          `it kept proposed message ${val} out of order or out of range (${proposed.enter.length} proposed)`,
+        );
+      }
+      keptUpTo = val + 1;
+      messages.push(proposed.enter[val]);
       continue;
     }
     addedCount += 1;
-    check.addedMessage(addedCount, message);
-    const added = addedMessage(message, invalid);
+    check.addedMessage(addedCount, val);
+    const added = addedMessage(val, invalid);
     if (added.catalog) {
       catalogs += 1;
       if (catalogs > 1) throw invalid('more than one catalog was added');
