@@ -61,7 +61,7 @@ fn main() -> anyhow::Result<()> {
     }
     let plugin = Plugin::embedded("{}", SandboxLimits::default())?;
     let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(CWD.to_owned())))));
-    let input = StepInput { cwd: Some(CWD.to_owned()), ..StepInput::default() };
+    let input = StepInput { cwd: Some(CWD.into()), ..StepInput::default() };
 
     // The session: the end-of-seed marker, a user prompt, the catalog as a
     // real pre-step publishes it, then synthetic history up to M events.

@@ -55,7 +55,7 @@ fn plugin(memory_mb: usize) -> Result<Plugin, HostError> {
 fn catalog_step(registry: &Arc<SkillRegistry>, memory_mb: usize) -> Result<(usize, Duration), HostError> {
     let plugin = plugin(memory_mb)?;
     let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/w".to_owned())))));
-    let input = StepInput { cwd: Some("/w".to_owned()), ..StepInput::default() };
+    let input = StepInput { cwd: Some("/w".into()), ..StepInput::default() };
     let started = Instant::now();
     let outcome = run_step(&plugin, registry, &session, &input, Decision::Enter(vec![]))?;
     let elapsed = started.elapsed();

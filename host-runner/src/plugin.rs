@@ -92,8 +92,8 @@ impl ToolOutcome {
 /// Inputs of one pre-step besides the decision.
 #[derive(Debug, Clone, Default)]
 pub struct StepInput {
-    /// The session's working directory.
-    pub cwd: Option<String>,
+    /// The session's working directory (shared, so a step copies no string).
+    pub cwd: Option<Arc<str>>,
     /// How `skill` resolves for the agent.
     pub tool_view: ToolView,
     /// Raised when the step is aborted, before or during the call; a skill
@@ -217,8 +217,7 @@ impl Plugin {
     /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
-        let host =
-            CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(str::to_owned), ..CallHost::default() };
+        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(Arc::from), ..CallHost::default() };
         match self
             .runtime
             .call("system-prompt", host, |store, plugin| plugin.dsh_skill_plugin().call_system_prompt(store))?
@@ -233,8 +232,7 @@ impl Plugin {
 
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
-        let host =
-            CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(str::to_owned), ..CallHost::default() };
+        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(Arc::from), ..CallHost::default() };
         match self.runtime.call("expand", host, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, text))? {
             Ok(text) => {
                 self.output_check("expand").text(|| "the expansion".to_owned(), &text)?;
@@ -251,8 +249,7 @@ impl Plugin {
         cwd: Option<&str>,
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
-        let host =
-            CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(str::to_owned), ..CallHost::default() };
+        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(Arc::from), ..CallHost::default() };
         let returned = self
             .runtime
             .call("invoke", host, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, arguments))?;

@@ -8,7 +8,8 @@
 //! and never called again. Instances belong to one `PluginRuntime`, hence to
 //! one configuration.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -19,13 +20,13 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::bindings::{SkillPlugin, SkillPluginPre};
 use crate::error::HostError;
-use crate::host::CallHost;
+use crate::host::{CallHost, ProviderDeadline};
 
 /// The component built from `plugin/` and embedded at build time.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/skill_plugin.wasm"));
 
 /// How often the ticker advances the engine's epoch; deadlines are counted in ticks.
-const EPOCH_TICK: Duration = Duration::from_millis(2);
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(2);
 /// How much of the guest's stderr is kept for an error message.
 const STDERR_CAPACITY: usize = 64 * 1024;
 /// How many idle instances are kept for reuse (one per concurrent caller).
@@ -154,7 +155,17 @@ pub struct PluginRuntime {
     pre: SkillPluginPre<CallState>,
     limits: SandboxLimits,
     config: String,
-    idle: Mutex<Vec<Instance>>,
+    /// The ticker's count, under [`DeadlineClock::Ticker`].
+    ticks: Option<Arc<TickCount>>,
+    #[expect(clippy::vec_box, reason = "taking an instance out and putting it back moves a pointer, not the instance")]
+    idle: Mutex<Vec<Box<Instance>>>,
+}
+
+/// How many whole epoch ticks the ticker has counted since `origin`: the
+/// clock the epoch deadline is counted on, read without a clock call.
+struct TickCount {
+    origin: Instant,
+    ticks: AtomicU64,
 }
 
 impl PluginRuntime {
@@ -189,10 +200,11 @@ impl PluginRuntime {
             .map_err(|error| HostError::Load(format!("{error:#}")))?;
         let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Load(format!("{error:#}")))?;
         let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Load(format!("{error:#}")))?;
-        if limits.clock == DeadlineClock::Ticker {
-            start_epoch_ticker(&engine)?;
-        }
-        let runtime = Self { engine, pre, limits, config: config.to_owned(), idle: Mutex::new(Vec::new()) };
+        let ticks = match limits.clock {
+            DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
+            DeadlineClock::Manual => None,
+        };
+        let runtime = Self { engine, pre, limits, config: config.to_owned(), ticks, idle: Mutex::new(Vec::new()) };
         // Configure one instance now, so a refused configuration fails here.
         runtime.call("configure", CallHost::detached(), |_, _| Ok(()))?;
         Ok(runtime)
@@ -221,12 +233,20 @@ impl PluginRuntime {
         let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
         let mut instance = match idle {
             Some(instance) => instance,
-            None => self.instantiate(name)?,
+            None => Box::new(self.instantiate(name)?),
         };
         // Time spent in providers counts against the epoch deadline too, so
         // they get the same deadline, less the plugin's reserve.
         let timeout = self.limits.timeout;
-        let provider_deadline = Instant::now().checked_add(timeout - (timeout / 4).min(MAX_PLUGIN_RESERVE));
+        let window = timeout - (timeout / 4).min(MAX_PLUGIN_RESERVE);
+        let provider_deadline = match &self.ticks {
+            // The call starts at the ticker's current tick (at most a tick
+            // before now): no clock is read unless a provider is asked.
+            Some(count) => {
+                ProviderDeadline::AfterTick { origin: count.origin, tick: count.ticks.load(Ordering::Relaxed), window }
+            }
+            None => ProviderDeadline::At(Instant::now().checked_add(window)),
+        };
         instance.store.data_mut().host = CallHost { provider_deadline, ..host };
         instance.store.set_epoch_deadline(deadline_ticks(self.limits));
         match body(&mut instance.store, &instance.plugin) {
@@ -330,27 +350,30 @@ fn deadline_ticks(limits: SandboxLimits) -> u64 {
     }
 }
 
-/// Advances the epoch every [`EPOCH_TICK`] until the engine is dropped. The
-/// thread holds only a weak reference, so it never keeps the engine alive.
+/// Advances the epoch every [`EPOCH_TICK`] until the engine is dropped, and
+/// publishes its count. The thread holds only a weak reference, so it never
+/// keeps the engine alive.
 ///
 /// It counts ticks from the time elapsed, not from its wake-ups: a sleep
 /// overshoots (by half a tick and more on a busy machine), and one increment
 /// per wake-up made a 1 s deadline fire after 1.5 s under load.
-fn start_epoch_ticker(engine: &Engine) -> Result<(), HostError> {
+fn start_epoch_ticker(engine: &Engine) -> Result<Arc<TickCount>, HostError> {
     let weak = engine.weak();
+    let count = Arc::new(TickCount { origin: Instant::now(), ticks: AtomicU64::new(0) });
+    let published = Arc::clone(&count);
     thread::Builder::new()
         .name("skill-host-epoch".to_owned())
         .spawn(move || {
-            let started = Instant::now();
             let mut advanced = 0_u64;
             loop {
                 thread::sleep(EPOCH_TICK);
                 let Some(engine) = weak.upgrade() else { return };
-                advanced = catch_up(advanced, started.elapsed(), || engine.increment_epoch());
+                advanced = catch_up(advanced, published.origin.elapsed(), || engine.increment_epoch());
+                published.ticks.store(advanced, Ordering::Relaxed);
             }
         })
         // Without a ticker deadlines never fire: refuse to run without one.
-        .map(drop)
+        .map(|_| count)
         .map_err(|error| HostError::Load(format!("cannot start the epoch ticker thread: {error}")))
 }
 

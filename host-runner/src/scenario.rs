@@ -119,8 +119,11 @@ impl Scenario {
                     Some(Value::String(reason)) => Decision::Reject(Some(reason.clone())),
                     Some(_) => return Err(input("`reject` must be a reason string or null")),
                 };
-                let input =
-                    StepInput { cwd: Some(self.cwd.clone()), tool_view: tool_view(step.get("toolView"))?, abort: None };
+                let input = StepInput {
+                    cwd: Some(self.cwd.as_str().into()),
+                    tool_view: tool_view(step.get("toolView"))?,
+                    abort: None,
+                };
                 let outcome = if op == "pre-step" {
                     step::run_step(plugin, registry, session, &input, proposed)?
                 } else {

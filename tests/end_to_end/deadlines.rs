@@ -111,7 +111,7 @@ fn a_hung_provider_leaves_the_step_on_time_with_the_published_catalog_kept() {
     let registry = Arc::new(SkillRegistry::new());
     registry.register_provider(slow.clone());
     let session = session();
-    let input = StepInput { cwd: Some("/workspace".to_owned()), ..StepInput::default() };
+    let input = StepInput { cwd: Some("/workspace".into()), ..StepInput::default() };
 
     let first = run_step(plugin(), &registry, &session, &input, Decision::Enter(vec![])).unwrap();
     let StepOutcome::Decided(Decision::Enter(messages)) = first else { panic!("{first:?}") };
@@ -149,8 +149,7 @@ fn an_abort_raised_while_a_provider_hangs_aborts_the_step() {
     registry.register_provider(slow.clone());
     let session = session();
     let abort = Arc::new(AtomicBool::new(false));
-    let input =
-        StepInput { cwd: Some("/workspace".to_owned()), abort: Some(Arc::clone(&abort)), ..StepInput::default() };
+    let input = StepInput { cwd: Some("/workspace".into()), abort: Some(Arc::clone(&abort)), ..StepInput::default() };
 
     let raiser = thread::spawn(move || {
         assert_eq!(entered.recv_timeout(HANG), Ok("list"), "the step asked the provider");

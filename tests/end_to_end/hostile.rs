@@ -117,7 +117,7 @@ impl SessionFile {
 }
 
 fn input() -> StepInput {
-    StepInput { cwd: Some("/workspace".to_owned()), ..StepInput::default() }
+    StepInput { cwd: Some("/workspace".into()), ..StepInput::default() }
 }
 
 fn registry() -> (Arc<SkillRegistry>, Receiver<()>) {

@@ -23,7 +23,7 @@ fn session() -> Arc<Mutex<SessionLog>> {
 }
 
 fn input() -> StepInput {
-    StepInput { cwd: Some("/workspace".to_owned()), ..StepInput::default() }
+    StepInput { cwd: Some("/workspace".into()), ..StepInput::default() }
 }
 
 #[test]

@@ -20,7 +20,7 @@ fn session() -> Arc<Mutex<SessionLog>> {
 
 /// The text of the messages a step entered.
 fn step_texts(registry: &Arc<SkillRegistry>, session: &Arc<Mutex<SessionLog>>, cwd: &str) -> Vec<String> {
-    let input = StepInput { cwd: Some(cwd.to_owned()), ..StepInput::default() };
+    let input = StepInput { cwd: Some(cwd.into()), ..StepInput::default() };
     let outcome = run_step(plugin(), registry, session, &input, Decision::Enter(vec![])).unwrap();
     let StepOutcome::Decided(Decision::Enter(messages)) = outcome else { panic!("{outcome:?}") };
     messages.iter().map(|data| skill_host::message::single_text(data).unwrap().to_owned()).collect()

@@ -40,7 +40,7 @@ fn a_step_waits_for_the_step_another_handle_is_taking_and_publishes_no_second_ca
     let file = dir.path().join("session.jsonl");
     let open = || Arc::new(Mutex::new(SessionLog::open_or_create(&file, Some("/workspace")).unwrap()));
     let (first_session, second_session) = (open(), open());
-    let input = StepInput { cwd: Some("/workspace".to_owned()), ..StepInput::default() };
+    let input = StepInput { cwd: Some("/workspace".into()), ..StepInput::default() };
 
     // The first host's provider holds its listing until the test lets go.
     let (held, calls) = Gated::new();

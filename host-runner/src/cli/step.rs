@@ -49,7 +49,7 @@ impl StepArgs {
         let registry = global.registry();
         let session = Arc::new(Mutex::new(log));
         let input = StepInput {
-            cwd,
+            cwd: cwd.map(Arc::from),
             tool_view: match self.tool_view {
                 ViewArg::Visible => ToolView::Visible,
                 ViewArg::Hidden => ToolView::Hidden,
