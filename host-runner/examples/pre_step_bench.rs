@@ -435,21 +435,10 @@ mod native {
             aborted: false,
         };
         let config = skill_plugin::config::Config::default();
-        let proposed = Vec::new();
-        let decision = skill_plugin::pre_step::pre_step(
-            &config,
-            memory,
-            &context,
-            core::Decision::Enter(proposed.clone()),
-            &Registry(registry),
-            &Session(&log),
-        );
-        // What the component's glue does with the decision.
-        let Ok(core::Decision::Enter(messages)) = decision else {
-            anyhow::bail!("a steady-state step decided {decision:?}");
-        };
-        let decided = skill_plugin::pre_step::decided_messages(&proposed, messages);
-        anyhow::ensure!(decided.is_none(), "a steady-state step decided {decided:?}");
+        // What the component's glue calls for an entering proposal.
+        let decided =
+            skill_plugin::pre_step::decide(&config, memory, &context, Vec::new(), &Registry(registry), &Session(&log));
+        anyhow::ensure!(decided == Ok(None), "a steady-state step decided {decided:?}");
         Ok(())
     }
 

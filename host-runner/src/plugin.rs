@@ -363,7 +363,8 @@ fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> R
     let mut catalogs = 0;
     let mut added_count = 0;
     let mut injected: Vec<String> = Vec::new();
-    let mut messages = Vec::with_capacity(decided.len());
+    // Never more than the proposal and the cap, however long the list is.
+    let mut messages = Vec::with_capacity(decided.len().min(proposed.len().saturating_add(limits.max_added_messages)));
     for message in decided {
         let message = match message {
             DecidedMessage::Proposed(index) => {

@@ -64,17 +64,10 @@ impl Guest for Plugin {
         };
         let decided = STATE.with(|state| {
             let State { config, memory } = &mut *state.borrow_mut();
-            let decision = core::Decision::Enter(proposed.clone());
-            crate::pre_step::pre_step(config, memory, &context, decision, &HostRegistry, &HostSession)
+            crate::pre_step::decide(config, memory, &context, proposed, &HostRegistry, &HostSession)
         });
-        match decided.map_err(step_error)? {
-            core::Decision::Enter(messages) => {
-                if let Some(messages) = crate::pre_step::decided_messages(&proposed, messages) {
-                    step::decide(&messages.into_iter().map(decided_out).collect::<Vec<_>>());
-                }
-            }
-            // The pre-step never turns an enter into a reject.
-            core::Decision::Reject => {}
+        if let Some(messages) = decided.map_err(step_error)? {
+            step::decide(&messages.into_iter().map(decided_out).collect::<Vec<_>>());
         }
         Ok(())
     }

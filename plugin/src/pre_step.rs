@@ -80,12 +80,76 @@ pub fn pre_step(
     let Decision::Enter(messages) = decision else {
         return Ok(decision);
     };
+    let entries = enter(config, memory, context, messages, registry, session)?;
+    Ok(Decision::Enter(entries.into_iter().map(|entry| entry.message).collect()))
+}
+
+/// The pre-step for an entering proposal, in the shape the host's
+/// `step.decide` takes: proposed messages kept by their index, the rest
+/// added. `None` when the proposal stands as it is: nothing to send.
+pub fn decide(
+    config: &Config,
+    memory: &mut Memory,
+    context: &StepContext,
+    proposed: Vec<Message>,
+    registry: &impl Registry,
+    session: &impl SessionHistory,
+) -> Result<Option<Vec<DecidedMessage>>, StepError> {
+    let count = proposed.len();
+    let entries = enter(config, memory, context, proposed, registry, session)?;
+    let unchanged = entries.len() == count
+        && entries.iter().enumerate().all(|(index, entry)| entry.proposed.is_some_and(|kept| kept as usize == index));
+    if unchanged {
+        return Ok(None);
+    }
+    Ok(Some(
+        entries
+            .into_iter()
+            .map(|entry| match entry.proposed {
+                Some(index) => DecidedMessage::Proposed(index),
+                None => DecidedMessage::Added(entry.message),
+            })
+            .collect(),
+    ))
+}
+
+/// A message of the decision being made, with its index in the proposal
+/// when it is a proposed one: the pre-step drops, replaces and appends, and
+/// says which it did rather than leaving it to be worked out from contents.
+struct Entry {
+    proposed: Option<u32>,
+    message: Message,
+}
+
+impl Entry {
+    fn added(message: Message) -> Self {
+        Self { proposed: None, message }
+    }
+}
+
+/// Steps 2 to 11 for an entering proposal, then the skills a user invoked.
+fn enter(
+    config: &Config,
+    memory: &mut Memory,
+    context: &StepContext,
+    messages: Vec<Message>,
+    registry: &impl Registry,
+    session: &impl SessionHistory,
+) -> Result<Vec<Entry>, StepError> {
     // 2. An aborted step stops here.
     if context.aborted {
         return Err(StepError::Aborted);
     }
     let invoked = if config.user_invocation { invoked_skill_names(&messages) } else { Vec::new() };
-    let mut messages = project_catalog(config, memory, context, messages, registry, session)?;
+    let entries = messages
+        .into_iter()
+        .enumerate()
+        .map(|(index, message)| Entry {
+            proposed: Some(u32::try_from(index).expect("a proposal's count fits in u32")),
+            message,
+        })
+        .collect();
+    let mut entries = project_catalog(config, memory, context, entries, registry, session)?;
     // User-explicit invocation comes after every other message, the catalog included.
     for name in invoked {
         let skill = match registry.get(&name) {
@@ -103,31 +167,10 @@ pub fn pre_step(
             resource_base: skill.resource_base,
             content: skill.content,
         });
-        messages.push(Message { source: invocation_source(&name), content: vec![ContentBlock::Text(text)] });
+        entries
+            .push(Entry::added(Message { source: invocation_source(&name), content: vec![ContentBlock::Text(text)] }));
     }
-    Ok(Decision::Enter(messages))
-}
-
-/// The messages of a decision as the host's `step.decide` takes them:
-/// proposed messages kept by index (the pre-step only drops, replaces and
-/// appends, so the kept ones are in order), the rest added. `None` when the
-/// decision is the proposed messages unchanged: nothing to send.
-pub fn decided_messages(proposed: &[Message], decided: Vec<Message>) -> Option<Vec<DecidedMessage>> {
-    if decided == proposed {
-        return None;
-    }
-    let mut next = 0;
-    let decided = decided
-        .into_iter()
-        .map(|message| match proposed[next..].iter().position(|original| *original == message) {
-            Some(offset) => {
-                next += offset + 1;
-                DecidedMessage::Proposed(u32::try_from(next - 1).expect("a proposal's count fits in u32"))
-            }
-            None => DecidedMessage::Added(message),
-        })
-        .collect();
-    Some(decided)
+    Ok(entries)
 }
 
 /// Steps 3 to 11 of SPEC §3.8 for an entering step.
@@ -135,10 +178,10 @@ fn project_catalog(
     config: &Config,
     memory: &mut Memory,
     context: &StepContext,
-    mut messages: Vec<Message>,
+    mut messages: Vec<Entry>,
     registry: &impl Registry,
     session: &impl SessionHistory,
-) -> Result<Vec<Message>, StepError> {
+) -> Result<Vec<Entry>, StepError> {
     // 3. Only this plugin's own, visible tool gets a catalog; a hidden or
     //    shadowed tool gets an empty complete one, so earlier names are retired.
     let catalog = match context.tool_view {
@@ -167,7 +210,7 @@ fn project_catalog(
         }
     };
     // 7. A catalog another listener (or an earlier attempt) already proposed.
-    let existing = messages.iter().position(catalog::is_catalog);
+    let existing = messages.iter().position(|entry| catalog::is_catalog(&entry.message));
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
     if history.visible_digest == Some(catalog.digest) {
         remove(&mut messages, existing);
@@ -175,7 +218,7 @@ fn project_catalog(
     }
     // 9. The proposed catalog is already the current one.
     if let Some(index) = existing
-        && catalog::published_digest(&messages[index]) == Some(catalog.digest)
+        && catalog::published_digest(&messages[index].message) == Some(catalog.digest)
     {
         return Ok(messages);
     }
@@ -191,8 +234,8 @@ fn project_catalog(
         catalog.initial_message(config.user_invocation)
     };
     match existing {
-        Some(index) => messages[index] = message,
-        None => messages.push(message),
+        Some(index) => messages[index] = Entry::added(message),
+        None => messages.push(Entry::added(message)),
     }
     Ok(messages)
 }
@@ -222,7 +265,7 @@ fn snapshot_catalog(
     })
 }
 
-fn remove(messages: &mut Vec<Message>, index: Option<usize>) {
+fn remove(messages: &mut Vec<Entry>, index: Option<usize>) {
     if let Some(index) = index {
         messages.remove(index);
     }
@@ -720,30 +763,44 @@ mod tests {
     }
 
     #[test]
-    fn a_decision_is_sent_as_kept_indices_and_added_messages_or_not_at_all() {
-        let (a, b, c) = (user("a"), user("b"), user("c"));
-        let catalog = Message { source: "{}".to_owned(), content: vec![ContentBlock::Text("catalog".to_owned())] };
-        let proposed = vec![a.clone(), b.clone(), c.clone()];
-        // Unchanged: nothing crosses.
-        assert_eq!(decided_messages(&proposed, proposed.clone()), None);
-        assert_eq!(decided_messages(&[], Vec::new()), None);
-        // One dropped, one replaced, one appended.
+    fn a_decision_names_the_proposed_messages_it_keeps_by_index() {
+        let registry = FakeRegistry::with(&[("a-skill", "Does a.")]);
+        let session = FakeSession::default();
+        let decide = |proposed: Vec<Message>| {
+            super::decide(
+                &Config::default(),
+                &mut Memory::default(),
+                &context(ToolView::Visible),
+                proposed,
+                &registry,
+                &session,
+            )
+            .unwrap()
+        };
+        // The first step publishes: the proposal kept, the catalog added.
+        let Some(decided) = decide(vec![user("hi")]) else { panic!("nothing published") };
+        let [DecidedMessage::Proposed(0), DecidedMessage::Added(current)] = decided.as_slice() else {
+            panic!("{decided:?}")
+        };
+        // Proposed [stale catalog, user, current catalog]: the stale one is
+        // replaced in place by a copy of the current one. Matching by
+        // content would take the later proposed copy for it and leave the
+        // user's message unmatched, to be refused as forged.
+        let stale = Message {
+            source: current.source.clone(),
+            content: vec![ContentBlock::Text("<available_skills>\n</available_skills>".to_owned())],
+        };
+        assert!(catalog::is_catalog(&stale));
+        let decided = decide(vec![stale, user("hi"), current.clone()]);
         assert_eq!(
-            decided_messages(&proposed, vec![a.clone(), catalog.clone(), user("d")]),
+            decided,
             Some(vec![
-                DecidedMessage::Proposed(0),
-                DecidedMessage::Added(catalog.clone()),
-                DecidedMessage::Added(user("d"))
+                DecidedMessage::Added(current.clone()),
+                DecidedMessage::Proposed(1),
+                DecidedMessage::Proposed(2)
             ])
         );
-        assert_eq!(
-            decided_messages(&proposed, vec![b, c, catalog.clone()]),
-            Some(vec![DecidedMessage::Proposed(1), DecidedMessage::Proposed(2), DecidedMessage::Added(catalog)])
-        );
-        // Equal proposed messages are each kept once, in order.
-        assert_eq!(
-            decided_messages(&[a.clone(), a.clone()], vec![a.clone(), a.clone(), a.clone()]),
-            Some(vec![DecidedMessage::Proposed(0), DecidedMessage::Proposed(1), DecidedMessage::Added(a)])
-        );
+        // A proposal that stands sends nothing.
+        assert_eq!(decide(vec![current.clone(), user("hi")]), None);
     }
 }

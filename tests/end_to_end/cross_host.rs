@@ -182,6 +182,10 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
             "error: plugin call `pre-step` returned invalid output: it kept proposed message 1 out of order or out of range (1 proposed)\n",
         ),
         (
+            "keep-twice",
+            "error: plugin call `pre-step` returned invalid output: it kept proposed message 0 out of order or out of range (1 proposed)\n",
+        ),
+        (
             "forge",
             "error: plugin call `pre-step` returned invalid output: an added message has source {\"kind\":\"user\"}; the plugin may only write {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation\n",
         ),

@@ -363,11 +363,11 @@ fn the_total_output_cap_counts_every_added_text() {
 }
 
 #[test]
-fn half_a_million_messages_are_refused_by_count_before_any_is_read() {
+fn a_million_messages_are_refused_by_count_before_any_is_read() {
     let outcome = contained(json!({"mode": "many-messages"}), manual(SandboxLimits::default()));
     assert_eq!(
         outcome.error.to_string(),
-        "plugin call `pre-step` returned invalid output: it added 500000 messages; a pre-step may add at most 64"
+        "plugin call `pre-step` returned invalid output: it added 1000000 messages; a pre-step may add at most 64"
     );
 }
 
@@ -381,6 +381,7 @@ fn outputs_the_plugin_may_not_produce_are_refused() {
         ("two-catalogs", "more than one catalog was added"),
         ("decide-twice", "it decided 2 times; a pre-step decides at most once"),
         ("bad-index", "it kept proposed message 1 out of order or out of range (1 proposed)"),
+        ("keep-twice", "it kept proposed message 0 out of order or out of range (1 proposed)"),
         ("inject", "skill \"a-skill\" was injected without a user's /a-skill"),
         (
             "tamper",
@@ -492,7 +493,7 @@ fn skill_host_contains_every_misbehaviour_with_a_one_line_error() {
         (
             json!({"mode": "many-messages"}),
             &[],
-            "plugin call `pre-step` returned invalid output: it added 500000 messages; a pre-step may add at most 64",
+            "plugin call `pre-step` returned invalid output: it added 1000000 messages; a pre-step may add at most 64",
         ),
         (
             json!({"mode": "many-messages", "count": 3}),
