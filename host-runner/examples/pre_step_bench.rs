@@ -436,8 +436,14 @@ mod native {
         };
         let config = skill_plugin::config::Config::default();
         // What the component's glue calls for an entering proposal.
-        let decided =
-            skill_plugin::pre_step::decide(&config, memory, &context, Vec::new(), &Registry(registry), &Session(&log));
+        let decided = skill_plugin::pre_step::pre_step(
+            &config,
+            memory,
+            &context,
+            core::Decision::Enter(Vec::new()),
+            &Registry(registry),
+            &Session(&log),
+        );
         anyhow::ensure!(decided == Ok(None), "a steady-state step decided {decided:?}");
         Ok(())
     }

@@ -217,7 +217,7 @@ impl Plugin {
     /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
-        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(Arc::from), ..CallHost::default() };
+        let host = CallHost::registry_for(registry, cwd);
         match self
             .runtime
             .call("system-prompt", host, |store, plugin| plugin.dsh_skill_plugin().call_system_prompt(store))?
@@ -232,7 +232,7 @@ impl Plugin {
 
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
-        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(Arc::from), ..CallHost::default() };
+        let host = CallHost::registry_for(registry, cwd);
         match self.runtime.call("expand", host, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, text))? {
             Ok(text) => {
                 self.output_check("expand").text(|| "the expansion".to_owned(), &text)?;
@@ -249,7 +249,7 @@ impl Plugin {
         cwd: Option<&str>,
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
-        let host = CallHost { registry: Some(Arc::clone(registry)), cwd: cwd.map(Arc::from), ..CallHost::default() };
+        let host = CallHost::registry_for(registry, cwd);
         let returned = self
             .runtime
             .call("invoke", host, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, arguments))?;
@@ -348,7 +348,7 @@ fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> R
     if step.decisions > 1 {
         return Err(invalid(format!("it decided {} times; a pre-step decides at most once", step.decisions)));
     }
-    let proposed = match proposed {
+    let mut proposed = match proposed {
         Decision::Reject(reason) if step.decided.is_none() => return Ok(Decision::Reject(reason)),
         Decision::Reject(_) => return Err(invalid("the plugin may not change a reject".to_owned())),
         Decision::Enter(proposed) => proposed,
@@ -376,7 +376,8 @@ fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> R
                     )));
                 }
                 kept_up_to = index + 1;
-                messages.push(proposed[index].clone());
+                // Each index is taken once (they only go up).
+                messages.push(std::mem::take(&mut proposed[index]));
                 continue;
             }
             DecidedMessage::Added(message) => message,

@@ -45,11 +45,13 @@ impl Guest for Plugin {
     }
 
     fn pre_step(context: api::StepContext) -> Result<(), api::StepError> {
-        let proposed = match context.proposal {
-            api::Proposal::Enter(0) => Vec::new(),
-            api::Proposal::Enter(_) => step::proposed_messages().into_iter().map(message_in).collect(),
-            // A reject passes through unchanged (SPEC §3.8 step 1): nothing to decide.
-            api::Proposal::Reject => return Ok(()),
+        let decision = match context.proposal {
+            // Nothing proposed: nothing to fetch.
+            api::Proposal::Enter(0) => core::Decision::Enter(Vec::new()),
+            api::Proposal::Enter(_) => {
+                core::Decision::Enter(step::proposed_messages().into_iter().map(message_in).collect())
+            }
+            api::Proposal::Reject => core::Decision::Reject,
         };
         let context = core::StepContext {
             session: context.session,
@@ -64,7 +66,7 @@ impl Guest for Plugin {
         };
         let decided = STATE.with(|state| {
             let State { config, memory } = &mut *state.borrow_mut();
-            crate::pre_step::decide(config, memory, &context, proposed, &HostRegistry, &HostSession)
+            crate::pre_step::pre_step(config, memory, &context, decision, &HostRegistry, &HostSession)
         });
         if let Some(messages) = decided.map_err(step_error)? {
             step::decide(&messages.into_iter().map(decided_out).collect::<Vec<_>>());

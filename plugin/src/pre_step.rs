@@ -67,7 +67,10 @@ impl CatalogHistory {
     }
 }
 
-/// Runs the pre-step and returns the decision the host must use.
+/// Runs the pre-step on the decision the host's other listeners proposed
+/// and returns what to change, in the shape the host's `step.decide` takes:
+/// proposed messages kept by their index, the rest added. `None` when the
+/// proposal stands as it is (always for a reject): nothing to send.
 pub fn pre_step(
     config: &Config,
     memory: &mut Memory,
@@ -75,26 +78,11 @@ pub fn pre_step(
     decision: Decision,
     registry: &impl Registry,
     session: &impl SessionHistory,
-) -> Result<Decision, StepError> {
-    // 1. A reject passes through unchanged.
-    let Decision::Enter(messages) = decision else {
-        return Ok(decision);
-    };
-    let entries = enter(config, memory, context, messages, registry, session)?;
-    Ok(Decision::Enter(entries.into_iter().map(|entry| entry.message).collect()))
-}
-
-/// The pre-step for an entering proposal, in the shape the host's
-/// `step.decide` takes: proposed messages kept by their index, the rest
-/// added. `None` when the proposal stands as it is: nothing to send.
-pub fn decide(
-    config: &Config,
-    memory: &mut Memory,
-    context: &StepContext,
-    proposed: Vec<Message>,
-    registry: &impl Registry,
-    session: &impl SessionHistory,
 ) -> Result<Option<Vec<DecidedMessage>>, StepError> {
+    // 1. A reject passes through unchanged.
+    let Decision::Enter(proposed) = decision else {
+        return Ok(None);
+    };
     let count = proposed.len();
     let entries = enter(config, memory, context, proposed, registry, session)?;
     let unchanged = entries.len() == count
@@ -373,6 +361,33 @@ mod tests {
         }
     }
 
+    /// The pre-step's answer applied to the proposal, as a host applies it.
+    fn applied(
+        config: &Config,
+        memory: &mut Memory,
+        context: &StepContext,
+        decision: Decision,
+        registry: &impl Registry,
+        session: &impl SessionHistory,
+    ) -> Result<Decision, StepError> {
+        let proposed = match &decision {
+            Decision::Enter(messages) => messages.clone(),
+            Decision::Reject => Vec::new(),
+        };
+        Ok(match pre_step(config, memory, context, decision.clone(), registry, session)? {
+            None => decision,
+            Some(decided) => Decision::Enter(
+                decided
+                    .into_iter()
+                    .map(|message| match message {
+                        DecidedMessage::Proposed(index) => proposed[index as usize].clone(),
+                        DecidedMessage::Added(message) => message,
+                    })
+                    .collect(),
+            ),
+        })
+    }
+
     fn user(text: &str) -> Message {
         Message { source: r#"{"kind":"user"}"#.to_owned(), content: vec![ContentBlock::Text(text.to_owned())] }
     }
@@ -391,7 +406,7 @@ mod tests {
         proposed: Vec<Message>,
         view: ToolView,
     ) -> Vec<Message> {
-        match pre_step(
+        match applied(
             &Config::default(),
             &mut Memory::default(),
             &context(view),
@@ -528,7 +543,7 @@ mod tests {
         let session = FakeSession::default();
         let reject = Decision::Reject;
         assert_eq!(
-            pre_step(
+            applied(
                 &Config::default(),
                 &mut Memory::default(),
                 &context(ToolView::Visible),
@@ -548,7 +563,7 @@ mod tests {
         let mut aborted = context(ToolView::Visible);
         aborted.aborted = true;
         assert_eq!(
-            pre_step(
+            applied(
                 &Config::default(),
                 &mut Memory::default(),
                 &aborted,
@@ -560,7 +575,7 @@ mod tests {
         );
         *registry.snapshot.borrow_mut() = Err(RegistryError::Aborted);
         assert_eq!(
-            pre_step(
+            applied(
                 &Config::default(),
                 &mut Memory::default(),
                 &context(ToolView::Visible),
@@ -592,7 +607,7 @@ mod tests {
     fn configuration_caps_descriptions() {
         let config = Config { catalog_description_max_length: 5, ..Config::default() };
         let registry = FakeRegistry::with(&[("a", "abcdefgh")]);
-        let Ok(Decision::Enter(messages)) = pre_step(
+        let Ok(Decision::Enter(messages)) = applied(
             &config,
             &mut Memory::default(),
             &context(ToolView::Visible),
@@ -615,7 +630,7 @@ mod tests {
         }
         let mut memory = Memory::default();
         for _ in 0..3 {
-            let outcome = pre_step(
+            let outcome = applied(
                 &Config::default(),
                 &mut memory,
                 &context(ToolView::Visible),
@@ -631,7 +646,7 @@ mod tests {
         // A new revision is rebuilt, not served from memory.
         registry.snapshot.borrow_mut().as_mut().unwrap().revision = 2;
         registry.snapshot.borrow_mut().as_mut().unwrap().skills[0].description = "Changed.".to_owned();
-        let outcome = pre_step(
+        let outcome = applied(
             &Config::default(),
             &mut memory,
             &context(ToolView::Visible),
@@ -665,7 +680,7 @@ mod tests {
 
     fn with_user_invocation(registry: &FakeRegistry, proposed: Vec<Message>) -> Result<Decision, StepError> {
         let config = Config { user_invocation: true, ..Config::default() };
-        pre_step(
+        applied(
             &config,
             &mut Memory::default(),
             &context(ToolView::Visible),
@@ -700,7 +715,7 @@ mod tests {
         assert_eq!(run(&registry, &FakeSession::default(), vec![user("/a")]), vec![user("/a")]);
         let reject = Decision::Reject;
         let config = Config { user_invocation: true, ..Config::default() };
-        let outcome = pre_step(
+        let outcome = applied(
             &config,
             &mut Memory::default(),
             &context(ToolView::Visible),
@@ -721,7 +736,7 @@ mod tests {
             Ok(Decision::Enter(vec![user("/a"), injection("a")]))
         );
         let config = Config { user_invocation: true, ..Config::default() };
-        let outcome = pre_step(
+        let outcome = applied(
             &config,
             &mut Memory::default(),
             &context(ToolView::Hidden),
@@ -740,7 +755,7 @@ mod tests {
         let mut memory = Memory::default();
         let mut context = context(ToolView::Visible);
         let step = |memory: &mut Memory, context: &StepContext, session: &FakeSession| {
-            pre_step(&Config::default(), memory, context, Decision::Enter(vec![]), &registry, session)
+            applied(&Config::default(), memory, context, Decision::Enter(vec![]), &registry, session)
         };
         assert_eq!(step(&mut memory, &context, &session), Ok(Decision::Enter(vec![])));
         assert_eq!((registry.snapshots_taken.get(), session.pages_read.get()), (1, 1));
@@ -767,11 +782,11 @@ mod tests {
         let registry = FakeRegistry::with(&[("a-skill", "Does a.")]);
         let session = FakeSession::default();
         let decide = |proposed: Vec<Message>| {
-            super::decide(
+            super::pre_step(
                 &Config::default(),
                 &mut Memory::default(),
                 &context(ToolView::Visible),
-                proposed,
+                Decision::Enter(proposed),
                 &registry,
                 &session,
             )

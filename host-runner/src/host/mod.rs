@@ -68,6 +68,12 @@ impl CallHost {
         Self::default()
     }
 
+    /// Reaches the registry for `cwd`, nothing else: for the calls that are
+    /// not a step (the tool, Pi's system prompt and expansion).
+    pub fn registry_for(registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Self {
+        Self { registry: Some(Arc::clone(registry)), cwd: cwd.map(Arc::from), ..Self::default() }
+    }
+
     fn cwd(&self) -> Option<&Path> {
         self.cwd.as_deref().map(Path::new)
     }
