@@ -5,8 +5,10 @@ pre_step_bench side by side, in one run, and prints the ratios.
     python3 scripts/bench-compare.py [--reference DIR] [--skills 10,1000] [--events 100,100000]
 
 DIR defaults to ../shared/tools/dsh-reference (run `npm install` there first).
-Each cell runs as its own process, interleaved (reference, wasm, native) so
-machine noise hits all three alike. Medians are of warm calls.
+Each cell runs as its own process, interleaved (reference, wasm, empty,
+native) so machine noise hits them all alike. Medians are of warm calls.
+*empty* is the pre-step through scripts/idle-plugin, a plugin that does
+nothing: what the sandbox costs by itself, the floor under any plugin.
 """
 
 import argparse
@@ -39,30 +41,37 @@ def main():
         sys.exit(f"the reference is not installed: run `npm install` in {args.reference}")
     subprocess.run(["cargo", "build", "--release", "-p", "host-runner", "--example", "pre_step_bench"], cwd=ROOT, check=True)
     ours = [os.path.join(ROOT, "target", "release", "examples", "pre_step_bench")]
+    subprocess.run(["cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path",
+                    "scripts/idle-plugin/Cargo.toml", "--target-dir", "target/idle-plugin"], cwd=ROOT, check=True)
+    idle = os.path.join(ROOT, "target", "idle-plugin", "wasm32-wasip2", "release", "idle_plugin.wasm")
 
     def cell(skills, events, load=False):
         k = iterations(events)
         extra = ["--load"] if load else []
-        rows = {"ref": [], "wasm": [], "native": []}
+        rows = {"ref": [], "wasm": [], "empty": [], "native": []}
         for _ in range(args.repeats):
             base = ["--skills", str(skills), "--events", str(events), "--iterations", str(k)] + extra
             rows["ref"].append(run(["node", "bench.mjs"] + base, args.reference)["median_us"])
             rows["wasm"].append(run(ours + base, ROOT)["median_us"])
+            if not load:
+                rows["empty"].append(run(ours + base + ["--component", idle], ROOT)["median_us"])
             rows["native"].append(run(ours + base + ["--native"], ROOT)["median_us"])
-        return {key: sorted(values)[len(values) // 2] for key, values in rows.items()}
+        return {key: sorted(values)[len(values) // 2] for key, values in rows.items() if values}
 
-    print("| op | skills | events | reference | skill-host (wasm) | native | reference ÷ wasm | wasm ÷ native |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| op | skills | events | reference | skill-host (wasm) | empty plugin | native "
+          "| reference ÷ wasm | wasm ÷ native | empty ÷ native |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     flat = {}
     for skills in map(int, args.skills.split(",")):
         for events in map(int, args.events.split(",")):
             m = cell(skills, events)
             flat[(skills, events)] = m["wasm"]
-            print(f"| pre-step | {skills} | {events} | {m['ref']:.1f} µs | {m['wasm']:.2f} µs | {m['native']:.2f} µs "
-                  f"| {m['ref'] / m['wasm']:.0f}× | {m['wasm'] / m['native']:.1f}× |", flush=True)
+            print(f"| pre-step | {skills} | {events} | {m['ref']:.1f} µs | {m['wasm']:.2f} µs | {m['empty']:.2f} µs "
+                  f"| {m['native']:.2f} µs | {m['ref'] / m['wasm']:.0f}× | {m['wasm'] / m['native']:.1f}× "
+                  f"| {m['empty'] / m['native']:.1f}× |", flush=True)
         m = cell(skills, 1000, load=True)
-        print(f"| load | {skills} | 1000 | {m['ref']:.1f} µs | {m['wasm']:.2f} µs | {m['native']:.2f} µs "
-              f"| {m['ref'] / m['wasm']:.0f}× | {m['wasm'] / m['native']:.1f}× |", flush=True)
+        print(f"| load | {skills} | 1000 | {m['ref']:.1f} µs | {m['wasm']:.2f} µs | | {m['native']:.2f} µs "
+              f"| {m['ref'] / m['wasm']:.0f}× | {m['wasm'] / m['native']:.1f}× | |", flush=True)
     events = sorted(map(int, args.events.split(",")))
     for skills in map(int, args.skills.split(",")):
         small, large = flat[(skills, events[0])], flat[(skills, events[-1])]

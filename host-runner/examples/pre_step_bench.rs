@@ -9,6 +9,10 @@
 //!
 //! Prints one JSON line. `--native` runs the same plugin logic compiled for
 //! this machine, with no WebAssembly boundary: the physical limit.
+//! `--component FILE` times the steady steps through another component
+//! instead (the session is still published by the real plugin first): with
+//! `scripts/idle-plugin`, a plugin that does nothing, that is the sandbox's
+//! own cost, the floor under any plugin.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -44,6 +48,10 @@ struct Args {
     /// every step must look at the history again (a real conversation).
     #[arg(long)]
     growing: bool,
+    /// Time the pre-steps through this component (configured with `{}`)
+    /// instead of the real plugin.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["native", "load"])]
+    component: Option<std::path::PathBuf>,
 }
 
 const CWD: &str = "/workspace";
@@ -86,11 +94,21 @@ fn main() -> anyhow::Result<()> {
         anyhow::ensure!(log.is_visible(2), "the catalog is not visible");
     }
 
+    let other;
+    let timed = match &args.component {
+        Some(path) => {
+            let bytes =
+                std::fs::read(path).map_err(|error| anyhow::anyhow!("cannot read {}: {error}", path.display()))?;
+            other = Plugin::new(&bytes, "{}", SandboxLimits::default())?;
+            &other
+        }
+        None => &plugin,
+    };
     let target = skills[args.skills / 2].0.clone();
     let mut native_memory = skill_plugin::memory::Memory::default();
     let mut op: Box<dyn FnMut() -> anyhow::Result<()>> = match (args.load, args.native) {
         (false, false) => Box::new(|| {
-            let outcome = run_step(&plugin, &registry, &session, &input, Decision::Enter(vec![]))?;
+            let outcome = run_step(timed, &registry, &session, &input, Decision::Enter(vec![]))?;
             anyhow::ensure!(
                 outcome == StepOutcome::Decided(Decision::Enter(vec![])),
                 "a steady-state step injected {outcome:?}"
@@ -142,6 +160,7 @@ fn main() -> anyhow::Result<()> {
         json!({
             "impl": "skill-host",
             "mode": if args.native { "native" } else { "wasm" },
+            "component": args.component.as_ref().map(|path| path.display().to_string()),
                         "op": if args.load { "load" } else { "pre-step" },
             "growing": args.growing,
             "skills": args.skills,
