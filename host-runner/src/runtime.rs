@@ -8,16 +8,19 @@
 //! and never called again. Instances belong to one `PluginRuntime`, hence to
 //! one configuration.
 
+mod budget;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Config, Engine, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use self::budget::{Budget, OverBudget};
 use crate::bindings::{SkillPlugin, SkillPluginPre};
 use crate::error::HostError;
 use crate::host::{CallHost, ProviderDeadline};
@@ -43,8 +46,9 @@ pub struct SandboxLimits {
     /// Time spent in skill providers counts: they must answer before it, less
     /// a reserve for the plugin to finish, or they are abandoned.
     pub timeout: Duration,
-    /// Cap on the plugin's linear memory (SPEC §8 default: 64 MiB). It also
-    /// bounds what the host copies out of the guest when a call returns.
+    /// Cap on the plugin's linear memories and tables together (SPEC §8
+    /// default: 64 MiB). It also bounds what the host copies out of the
+    /// guest in one import call (wasmtime's hostcall fuel).
     pub memory_bytes: usize,
     /// Caps on what one call may return, checked before the host uses it.
     pub output: OutputLimits,
@@ -132,7 +136,7 @@ impl std::fmt::Debug for ManualClock {
 pub struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    budget: Budget,
     pub(crate) host: CallHost,
 }
 
@@ -267,14 +271,13 @@ impl PluginRuntime {
     fn instantiate(&self, name: &'static str) -> Result<Instance, HostError> {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(self.limits.memory_bytes)
-            .instances(4)
-            .trap_on_grow_failure(true)
-            .build();
-        let state = CallState { wasi, table: ResourceTable::new(), limits, host: CallHost::detached() };
+        let budget = Budget::new(self.limits.memory_bytes);
+        let state = CallState { wasi, table: ResourceTable::new(), budget, host: CallHost::detached() };
         let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limits);
+        store.limiter(|state| &mut state.budget);
+        // What one import call may copy out of the guest (strings and lists,
+        // aliased or not) is bounded by the same budget.
+        store.set_hostcall_fuel(self.limits.memory_bytes);
         store.set_epoch_deadline(deadline_ticks(self.limits));
         let configured = (|| {
             let plugin = self.pre.instantiate(&mut store)?;
@@ -297,10 +300,8 @@ impl PluginRuntime {
             Some(Trap::StackOverflow) => return HostError::StackExhausted { call },
             _ => {}
         }
-        // With `trap_on_grow_failure`, a refused growth is an error of its
-        // own, not a trap code; its text is the only thing that names it.
-        if format!("{error:#}").contains("forcing trap when growing memory") {
-            return HostError::MemoryLimit { call, limit_bytes: self.limits.memory_bytes };
+        if let Some(refusal) = error.downcast_ref::<OverBudget>() {
+            return HostError::MemoryLimit { call, limit_bytes: refusal.limit_bytes };
         }
         let stderr = String::from_utf8_lossy(&stderr.contents()).trim().to_owned();
         if let Some((location, message)) = panic_message(&stderr) {

@@ -205,6 +205,10 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
             "error: plugin call `invoke` trapped: the plugin called `step.decide` outside a pre-step\n",
         ),
         (
+            scenario_with("many-filters", r#","count":17"#, steps),
+            "error: plugin call `pre-step` trapped: the plugin passed 17 source filters to `session.list-user-messages`; at most 16 are allowed\n",
+        ),
+        (
             scenario_with("other-skill", "", r#"[{"op":"invoke","name":"a-skill"}]"#),
             "error: plugin call `invoke` returned invalid output: the value is skill \"other-skill\", but the arguments asked for \"a-skill\"\n",
         ),

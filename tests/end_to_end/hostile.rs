@@ -284,6 +284,20 @@ fn only_a_pre_step_may_decide_a_step() {
 }
 
 #[test]
+fn a_page_of_user_messages_takes_at_most_sixteen_filters() {
+    let (registry, _loads) = registry();
+    let file = SessionFile::new(&registry);
+    let session = file.open();
+    let filters =
+        |count: u64| hostile(json!({"mode": "many-filters", "count": count}), manual(SandboxLimits::default()));
+    run_step(&filters(16), &registry, &session, &input(), proposed()).expect("sixteen filters are allowed");
+    assert_eq!(
+        run_step(&filters(17), &registry, &session, &input(), proposed()).unwrap_err().to_string(),
+        "plugin call `pre-step` trapped: the plugin passed 17 source filters to `session.list-user-messages`; at most 16 are allowed"
+    );
+}
+
+#[test]
 fn a_rejected_step_stays_rejected() {
     let (registry, _loads) = registry();
     let file = SessionFile::new(&registry);

@@ -9,6 +9,7 @@ mod corpus;
 mod cross_host;
 mod deadlines;
 mod disclosure;
+mod handwritten;
 mod hostile;
 mod library;
 mod providers;

@@ -11,6 +11,9 @@ use crate::session::UserMessageInfo;
 
 /// The most references one page carries, whatever the plugin asks for.
 const MAX_PAGE: u32 = 256;
+/// The most source filters one request may carry: each message of a listed
+/// kind is checked against them, in host time the deadline cannot stop.
+pub(crate) const MAX_FILTERS: usize = 16;
 
 impl Host for CallState {
     fn list_user_messages(
@@ -19,6 +22,12 @@ impl Host for CallState {
         before: Option<u64>,
         limit: u32,
     ) -> wasmtime::Result<MessageRefPage> {
+        if filters.len() > MAX_FILTERS {
+            wasmtime::bail!(
+                "the plugin passed {} source filters to `session.list-user-messages`; at most {MAX_FILTERS} are allowed",
+                filters.len()
+            );
+        }
         let Some(session) = &self.host.session else {
             return Ok(MessageRefPage { refs: Vec::new(), next: None });
         };

@@ -10,6 +10,11 @@ import { isObject, stringify } from './json.mjs';
 
 /** The most references one page carries, whatever the plugin asks for. */
 export const MAX_PAGE = 256;
+/**
+ * The most source filters one request may carry: each message of a listed
+ * kind is checked against them, in host time the deadline cannot stop.
+ */
+export const MAX_FILTERS = 16;
 
 const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
@@ -120,6 +125,11 @@ export class CallHost {
    * seqs below `before`; `next` is set only when a further match exists.
    */
   listUserMessages(filters, before, limit) {
+    if (filters.length > MAX_FILTERS) {
+      throw new Error(
+        `the plugin passed ${filters.length} source filters to \`session.list-user-messages\`; at most ${MAX_FILTERS} are allowed`,
+      );
+    }
     const session = this.session;
     if (session === null) return { refs: [], next: undefined };
     const size = Math.min(Math.max(limit, 1), MAX_PAGE);

@@ -59,10 +59,8 @@ export class PluginRuntime {
     try {
       const files = await transpiled(component, cacheDir);
       moduleUrl = files.moduleUrl;
-      core = {};
-      for (const [name, bytes] of Object.entries(files.core)) {
-        core[name] = new WebAssembly.Module(capMemory(bytes, limits.memoryBytes));
-      }
+      const capped = capMemory(files.core, limits.memoryBytes);
+      core = Object.fromEntries(Object.entries(capped).map(([name, bytes]) => [name, new WebAssembly.Module(bytes)]));
     } catch (error) {
       throw HostError.load(error instanceof Error ? error.message : String(error));
     }

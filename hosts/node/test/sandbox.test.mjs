@@ -37,12 +37,36 @@ const GROWER = Uint8Array.from([
   114, 121, 2, 0, 4, 103, 114, 111, 119, 0, 0, 10, 8, 1, 6, 0, 32, 0, 64, 0, 11,
 ]);
 
+// (module (table (export "table") 1 funcref) (func (export "grow") (param i32) (result i32) ref.null func local.get 0 table.grow 0))
+const TABLE_GROWER = Uint8Array.from([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 6, 1, 96, 1, 127, 1, 127, 3, 2, 1, 0, 4, 4, 1, 112, 0, 1, 7, 16, 2, 5, 116, 97, 98,
+  108, 101, 1, 0, 4, 103, 114, 111, 119, 0, 0, 10, 11, 1, 9, 0, 208, 112, 32, 0, 252, 15, 0, 11,
+]);
+
+const instance = (bytes) => new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports;
+
 test('a capped memory cannot grow past the cap', () => {
-  const uncapped = new WebAssembly.Instance(new WebAssembly.Module(GROWER)).exports;
-  assert.equal(uncapped.grow(100), 1);
-  const capped = new WebAssembly.Instance(new WebAssembly.Module(capMemory(GROWER, 4 * 64 * 1024))).exports;
+  assert.equal(instance(GROWER).grow(100), 1);
+  const capped = instance(capMemory({ grower: GROWER }, 4 * 64 * 1024).grower);
   assert.equal(capped.grow(3), 1);
   assert.equal(capped.grow(1), -1);
   assert.equal(capped.memory.buffer.byteLength, 4 * 64 * 1024);
-  assert.throws(() => capMemory(GROWER, 0), /more than the cap/);
+  assert.throws(() => capMemory({ grower: GROWER }, 0), /more than its share of the cap/);
+});
+
+test('memories share the cap, however many modules define them', () => {
+  const capped = capMemory({ one: GROWER, two: GROWER }, 4 * 64 * 1024);
+  for (const bytes of Object.values(capped)) {
+    const memory = instance(bytes);
+    assert.equal(memory.grow(1), 1);
+    assert.equal(memory.grow(1), -1);
+  }
+});
+
+test('tables share the cap too, at a pointer per element', () => {
+  assert.equal(instance(TABLE_GROWER).grow(100_000), 1);
+  const table = instance(capMemory({ table: TABLE_GROWER }, 80).table);
+  assert.equal(table.grow(9), 1);
+  assert.equal(table.grow(1), -1);
+  assert.equal(table.table.length, 10);
 });

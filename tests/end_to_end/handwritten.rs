@@ -1,0 +1,175 @@
+//! Plugins written by hand in WebAssembly text, for what a Rust guest cannot
+//! do: define several memories, grow a table at will, or hand the host the
+//! same bytes many times over. Each is built into a component against
+//! `wit/` (wit-component, as `cargo build` would), then run in the host.
+
+use std::sync::{Arc, Mutex};
+
+use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::{Decision, HostError, Plugin, SandboxLimits, SkillRegistry, StepInput, run_step};
+use wit_parser::Resolve;
+
+use crate::common::repo_root;
+
+const MIB: usize = 1024 * 1024;
+/// A page of wasm memory.
+const PAGE: usize = 64 * 1024;
+
+/// What a hand-written plugin adds to the minimal one.
+#[derive(Default)]
+struct Guest {
+    /// Imports, as core-module `import` fields.
+    imports: &'static str,
+    /// Definitions beside the exported memory (more memories, tables).
+    definitions: String,
+    /// The body of `pre-step`, before it returns `ok`; locals `$i` and `$p`.
+    pre_step: String,
+}
+
+impl Guest {
+    /// The component: a core module that answers every export of the
+    /// `skill-plugin` world with fixed values (a 4 MiB memory, a bump
+    /// allocator at its end), with the WIT embedded, encoded by wit-component.
+    fn component(&self) -> Vec<u8> {
+        let Guest { imports, definitions, pre_step } = self;
+        let wat = format!(
+            r#"(module
+  {imports}
+  (memory $mem (export "memory") 64)
+  {definitions}
+  (global $heap (mut i32) (i32.const 0x3F8000))
+  (data (memory $mem) (i32.const 100) "skill")
+  (data (memory $mem) (i32.const 110) "by hand")
+  (data (memory $mem) (i32.const 120) "{{}}")
+  (data (memory $mem) (i32.const 140) "Error: x")
+  (data (memory $mem) (i32.const 200) "{{\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"}}")
+  (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32) (local $r i32)
+    (local.set $r (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
+    (global.set $heap (i32.add (local.get $r) (local.get 3)))
+    (local.get $r))
+  (func (export "dsh:skill/plugin@0.1.0#configure") (param i32 i32) (result i32)
+    (i32.store8 (i32.const 16) (i32.const 0)) (i32.const 16))
+  (func (export "dsh:skill/plugin@0.1.0#definition") (result i32)
+    (i32.store (i32.const 32) (i32.const 100)) (i32.store (i32.const 36) (i32.const 5))
+    (i32.store (i32.const 40) (i32.const 110)) (i32.store (i32.const 44) (i32.const 7))
+    (i32.store (i32.const 48) (i32.const 120)) (i32.store (i32.const 52) (i32.const 2))
+    (i32.const 32))
+  (func (export "dsh:skill/plugin@0.1.0#pre-step") (param i64 i32 i64 i64 i32 i32 i32 i32) (result i32)
+    (local $i i32) (local $p i32)
+    {pre_step}
+    (i32.store8 (i32.const 64) (i32.const 0)) (i32.const 64))
+  (func (export "dsh:skill/plugin@0.1.0#invoke") (param i32 i32) (result i32)
+    (i32.store8 (i32.const 72) (i32.const 1)) (i32.store (i32.const 76) (i32.const 140))
+    (i32.store (i32.const 80) (i32.const 8)) (i32.const 72))
+  (func (export "dsh:skill/plugin@0.1.0#system-prompt") (result i32)
+    (i32.store8 (i32.const 88) (i32.const 0)) (i32.store (i32.const 92) (i32.const 0))
+    (i32.store (i32.const 96) (i32.const 0)) (i32.const 88))
+  (func (export "dsh:skill/plugin@0.1.0#expand") (param i32 i32) (result i32)
+    (i32.store8 (i32.const 88) (i32.const 0)) (i32.store (i32.const 92) (i32.const 0))
+    (i32.store (i32.const 96) (i32.const 0)) (i32.const 88))
+)"#
+        );
+        let mut module = wat::parse_str(&wat).expect("the hand-written module parses");
+        let mut resolve = Resolve::new();
+        let (package, _) = resolve.push_dir(repo_root().join("wit")).expect("wit/ parses");
+        let world = resolve.select_world(&[package], Some("skill-plugin")).expect("wit/ has the skill-plugin world");
+        wit_component::embed_component_metadata(&mut module, &resolve, world, wit_component::StringEncoding::UTF8)
+            .expect("the WIT embeds");
+        wit_component::ComponentEncoder::default()
+            .module(&module)
+            .expect("the module has the world's shape")
+            .validate(true)
+            .encode()
+            .expect("the component encodes")
+    }
+
+    /// Loads the plugin under `limits` and runs one pre-step.
+    fn step(&self, limits: SandboxLimits) -> Result<(), HostError> {
+        let plugin = Plugin::new(&self.component(), "{}", limits)?;
+        let registry = Arc::new(SkillRegistry::new());
+        let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(None))));
+        run_step(&plugin, &registry, &session, &StepInput::default(), Decision::Enter(vec![])).map(drop)
+    }
+}
+
+fn memory_cap(bytes: usize) -> SandboxLimits {
+    SandboxLimits { memory_bytes: bytes, ..SandboxLimits::default() }
+}
+
+/// `count` more memories, each filled to `pages` pages by the pre-step.
+fn memories(count: usize, pages: usize) -> Guest {
+    let definitions = (0..count).map(|k| format!("(memory $m{k} 1)")).collect::<Vec<_>>().join("\n");
+    let pre_step = (0..count)
+        .map(|k| format!("(drop (memory.grow $m{k} (i32.const {}))) (memory.fill $m{k} (i32.const 0) (i32.const 1) (i32.const {}))", pages - 1, pages * PAGE))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Guest { definitions, pre_step, ..Guest::default() }
+}
+
+#[test]
+fn memories_share_one_cap() {
+    // 4 MiB + 2 × 12 MiB fits in 32 MiB; a third 12 MiB does not.
+    let twelve_mib = 12 * MIB / PAGE;
+    memories(2, twelve_mib).step(memory_cap(32 * MIB)).expect("two memories within the cap");
+    let error = memories(3, twelve_mib).step(memory_cap(32 * MIB)).unwrap_err();
+    assert!(matches!(error, HostError::MemoryLimit { call: "pre-step", .. }), "{error:?}");
+    assert_eq!(error.to_string(), "plugin call `pre-step` exceeded its memory cap of 32 MiB");
+}
+
+#[test]
+fn a_table_counts_against_the_memory_cap() {
+    // A table element costs the host a pointer: 8 bytes.
+    let table = |elements: usize| Guest {
+        definitions: "(table $t 0 funcref)".to_owned(),
+        pre_step: format!("(drop (table.grow $t (ref.null func) (i32.const {elements})))"),
+        ..Guest::default()
+    };
+    table(1 << 20).step(memory_cap(32 * MIB)).expect("8 MiB of table within the cap");
+    let error = table(64 << 20).step(memory_cap(32 * MIB)).unwrap_err();
+    assert_eq!(error.to_string(), "plugin call `pre-step` exceeded its memory cap of 32 MiB");
+}
+
+/// A pre-step that decides one catalog of `blocks` content blocks, each the
+/// same 1 MiB of text: `blocks` MiB for the host to copy out of 1 MiB of guest.
+fn aliased(blocks: usize) -> Guest {
+    Guest {
+        imports: r#"(import "dsh:skill/step@0.1.0" "decide" (func $decide (param i32 i32)))"#,
+        pre_step: format!(
+            r#"(memory.fill (i32.const 0x100000) (i32.const 120) (i32.const 0x100000))
+    (local.set $i (i32.const 0))
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (i32.const {blocks})))
+      (local.set $p (i32.add (i32.const 0x200000) (i32.mul (local.get $i) (i32.const 12))))
+      (i32.store8 (local.get $p) (i32.const 0))
+      (i32.store offset=4 (local.get $p) (i32.const 0x100000))
+      (i32.store offset=8 (local.get $p) (i32.const 0x100000))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next)))
+    (i32.store8 (i32.const 0x3F0000) (i32.const 1))
+    (i32.store offset=4 (i32.const 0x3F0000) (i32.const 200))
+    (i32.store offset=8 (i32.const 0x3F0000) (i32.const 43))
+    (i32.store offset=12 (i32.const 0x3F0000) (i32.const 0x200000))
+    (i32.store offset=16 (i32.const 0x3F0000) (i32.const {blocks}))
+    (call $decide (i32.const 0x3F0000) (i32.const 1))"#
+        ),
+        ..Guest::default()
+    }
+}
+
+#[test]
+fn what_one_import_call_copies_out_is_bounded_by_the_memory_cap() {
+    // 100 MiB from 4 MiB of guest memory: stopped while the host copies it.
+    let error = aliased(100).step(memory_cap(64 * MIB)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "plugin call `pre-step` trapped: too much data is being copied between the host and the guest: \
+         fuel allocated for hostcalls has been exhausted"
+    );
+    // Under a larger cap the copy is made, and the output caps refuse it.
+    let error = aliased(100).step(memory_cap(256 * MIB)).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "plugin call `pre-step` returned invalid output: its texts add up to more than the cap of 33554432 bytes per call \
+         (at added message 1's content block 32)"
+    );
+}
