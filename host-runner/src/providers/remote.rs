@@ -12,6 +12,12 @@
 //! incomplete (or, when no index could be read, fails it), so the model keeps
 //! its last good catalog; a malformed entry is skipped with its reason.
 //!
+//! A user name and password in an index URL (`http://user:secret@host/…`)
+//! are sent to that server (HTTP basic authentication), for the index and for
+//! skill files on the same server, and never shown: skill paths, resource
+//! bases, warnings and errors name every URL without them, since the model
+//! reads some of these.
+//!
 //! A complete listing is cached by the registry like any other, until
 //! something invalidates it: a long-running host that wants to see index
 //! changes calls [`SkillRegistry::invalidate`](crate::SkillRegistry::invalidate)
@@ -71,8 +77,14 @@ const MAX_REDIRECTS: u32 = 5;
 const HTTPS_UNSUPPORTED: &str = "https is not supported by this build (its HTTP client has no TLS); use http";
 
 /// An index URL: absolute, `http`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct IndexUrl(Url);
+
+impl fmt::Debug for IndexUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("IndexUrl").field(&shown(&self.0).as_str()).finish()
+    }
+}
 
 impl FromStr for IndexUrl {
     type Err = String;
@@ -86,8 +98,23 @@ impl FromStr for IndexUrl {
 
 impl fmt::Display for IndexUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0.as_str())
+        f.write_str(shown(&self.0).as_str())
     }
+}
+
+impl IndexUrl {
+    fn has_credentials(&self) -> bool {
+        !self.0.username().is_empty() || self.0.password().is_some()
+    }
+}
+
+/// `url` as it may be shown: without a user name and password.
+fn shown(url: &Url) -> Url {
+    let mut shown = url.clone();
+    // Both fail only for URLs that cannot carry credentials at all.
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown
 }
 
 fn check_scheme(url: &Url) -> Result<(), String> {
@@ -129,6 +156,10 @@ impl RemoteProvider {
     /// Fetches `url` as UTF-8 text of at most `limit` bytes; `Ok(None)` for
     /// 404 and 410 (nothing there).
     fn fetch(&self, url: &Url, limit: u64) -> Result<Option<String>, String> {
+        self.fetch_text(url, limit).map_err(|reason| scrub(reason, url))
+    }
+
+    fn fetch_text(&self, url: &Url, limit: u64) -> Result<Option<String>, String> {
         let mut response = self.agent.get(url.as_str()).call().map_err(|error| self.describe(error, limit))?;
         let status = response.status();
         if status == 404 || status == 410 {
@@ -154,6 +185,18 @@ impl RemoteProvider {
             ureq::Error::BodyExceedsLimit(_) => format!("larger than the {} KiB limit", limit / 1024),
             other => other.to_string(),
         }
+    }
+
+    /// `url` with the credentials of the first index on the same server
+    /// that has some.
+    fn with_credentials(&self, url: &Url) -> Url {
+        let mut fetched = url.clone();
+        let index = self.indexes.iter().find(|index| index.has_credentials() && index.0.origin() == url.origin());
+        if let Some(IndexUrl(index)) = index {
+            let _ = fetched.set_username(index.username());
+            let _ = fetched.set_password(index.password());
+        }
+        fetched
     }
 
     /// Reads one index into `listing`; `Err` when the index as a whole
@@ -201,6 +244,8 @@ impl SkillProvider for RemoteProvider {
     }
 
     fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
+        // The path is the URL as shown; the index's credentials go back on
+        // for a file on the same server.
         let url = candidate.path.as_deref().and_then(Path::to_str).and_then(|path| Url::parse(path).ok());
         let Some(url) = url else {
             return Err(ProviderError(format!(
@@ -208,7 +253,7 @@ impl SkillProvider for RemoteProvider {
                 candidate.name
             )));
         };
-        let text = match self.fetch(&url, MAX_SKILL_BYTES) {
+        let text = match self.fetch(&self.with_credentials(&url), MAX_SKILL_BYTES) {
             Ok(Some(text)) => text,
             // Removed from the server: the skill no longer exists.
             Ok(None) => return Ok(None),
@@ -241,6 +286,19 @@ impl SkillProvider for RemoteProvider {
     }
 }
 
+/// What a fetch error says, with `url`'s credentials taken out wherever it
+/// quotes them.
+fn scrub(reason: String, url: &Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return reason;
+    }
+    let userinfo = format!("{}:{}@", url.username(), url.password().unwrap_or_default());
+    reason
+        .replace(url.as_str(), shown(url).as_str())
+        .replace(&userinfo, "")
+        .replace(&format!("{}@", url.username()), "")
+}
+
 /// The `skills` array of an index.
 fn index_entries(text: &str) -> Result<Vec<Value>, String> {
     let index: Value = serde_json::from_str(text).map_err(|error| format!("malformed index JSON: {error}"))?;
@@ -260,6 +318,8 @@ fn candidate(index: &Url, entry: &Value) -> Result<SkillCandidate, (Option<Strin
         },
         _ => return Err((None, "index entry without a `url` string".to_string())),
     };
+    // Relative to an index URL with credentials, the URL has them too.
+    let url = shown(&url);
     let skip = |reason: String| (Some(url.to_string()), reason);
     check_scheme(&url).map_err(skip)?;
     let name = match entry.get("name") {

@@ -31,6 +31,8 @@ struct Server {
     routes: Arc<Mutex<Vec<(String, Reply)>>>,
     /// Every request's path, in order.
     requests: Arc<Mutex<Vec<String>>>,
+    /// Every request's `Authorization` header (empty when it had none).
+    authorizations: Arc<Mutex<Vec<String>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -41,9 +43,11 @@ impl Server {
         let addr = listener.local_addr().unwrap();
         let routes = Arc::new(Mutex::new(routes.iter().map(|(p, r)| (p.to_string(), r.clone())).collect::<Vec<_>>()));
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let authorizations = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (routes, requests, stop) = (Arc::clone(&routes), Arc::clone(&requests), Arc::clone(&stop));
+            let authorizations = Arc::clone(&authorizations);
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
@@ -51,11 +55,12 @@ impl Server {
                     }
                     let Ok(stream) = stream else { continue };
                     let (routes, requests) = (Arc::clone(&routes), Arc::clone(&requests));
-                    std::thread::spawn(move || answer(stream, &routes, &requests));
+                    let authorizations = Arc::clone(&authorizations);
+                    std::thread::spawn(move || answer(stream, &routes, &requests, &authorizations));
                 }
             })
         };
-        Self { addr, routes, requests, stop, thread: Some(thread) }
+        Self { addr, routes, requests, authorizations, stop, thread: Some(thread) }
     }
 
     fn url(&self, path: &str) -> String {
@@ -88,7 +93,12 @@ impl Drop for Server {
     }
 }
 
-fn answer(mut stream: TcpStream, routes: &Mutex<Vec<(String, Reply)>>, requests: &Mutex<Vec<String>>) {
+fn answer(
+    mut stream: TcpStream,
+    routes: &Mutex<Vec<(String, Reply)>>,
+    requests: &Mutex<Vec<String>>,
+    authorizations: &Mutex<Vec<String>>,
+) {
     // A bound on how long a connection may linger if a client never closes.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
     let mut head = Vec::new();
@@ -102,6 +112,9 @@ fn answer(mut stream: TcpStream, routes: &Mutex<Vec<(String, Reply)>>, requests:
     let head = String::from_utf8_lossy(&head);
     let path = head.split(' ').nth(1).unwrap_or("").to_string();
     requests.lock().unwrap().push(path.clone());
+    let authorization =
+        head.lines().find_map(|line| line.strip_prefix("authorization: ").or(line.strip_prefix("Authorization: ")));
+    authorizations.lock().unwrap().push(authorization.unwrap_or_default().to_owned());
     let reply = routes.lock().unwrap().iter().find(|(p, _)| *p == path).map(|(_, r)| r.clone());
     let (status, body) = match reply {
         Some(Reply::Body(body)) => (200, body),
@@ -408,4 +421,46 @@ fn malformed_entries_are_skipped_with_a_reason() {
 fn an_empty_provider_lists_nothing_completely() {
     let listing = RemoteProvider::new(Vec::new()).list(None).unwrap();
     assert_eq!(listing, Listing { complete: true, ..Listing::default() });
+}
+
+#[test]
+fn credentials_in_an_index_url_reach_its_server_and_nobody_else() {
+    let index = r#"{"skills":[
+        {"name":"demo","description":"Demo.","url":"skills/demo/SKILL.md"},
+        {"name":"gone","description":"Gone.","url":"skills/gone/SKILL.md"}
+    ]}"#;
+    let server = Server::start(&[
+        ("/index.json", body(index)),
+        ("/skills/demo/SKILL.md", body(&skill_file("demo", ""))),
+        ("/skills/gone/SKILL.md", Reply::Status(500)),
+    ]);
+    let secret_url = format!("http://alice:s3cret@{}/index.json", server.addr);
+    let index: IndexUrl = secret_url.parse().unwrap();
+    assert_eq!(index.to_string(), server.url("/index.json"));
+    assert!(!format!("{index:?}").contains("s3cret"));
+    let provider = RemoteProvider::with_timeout(vec![index], Duration::from_millis(300));
+
+    let listing = provider.list(None).unwrap();
+    let demo = &listing.candidates[0];
+    assert_eq!(demo.path, Some(PathBuf::from(server.url("/skills/demo/SKILL.md"))));
+    assert_eq!(demo.resource_base, Some(ResourceBase::Url { url: server.url("/skills/demo/") }));
+    let loaded = provider.load(None, demo).unwrap().unwrap();
+    assert_eq!(loaded.summary.resource_base, Some(ResourceBase::Url { url: server.url("/skills/demo/") }));
+    let error = provider.load(None, &listing.candidates[1]).unwrap_err();
+    assert!(!error.0.contains("s3cret") && !error.0.contains("alice"), "{}", error.0);
+
+    // "alice:s3cret" in base64: sent with every request, the files' too.
+    let basic = "Basic YWxpY2U6czNjcmV0";
+    assert_eq!(*server.authorizations.lock().unwrap(), vec![basic; 3]);
+}
+
+#[test]
+fn a_server_without_credentials_gets_none() {
+    let server = Server::start(&[("/index.json", body(r#"{"skills":[]}"#))]);
+    let other = Server::start(&[("/index.json", body(r#"{"skills":[]}"#))]);
+    let secret: IndexUrl = format!("http://alice:s3cret@{}/index.json", other.addr).parse().unwrap();
+    let provider = RemoteProvider::with_timeout(vec![server.index("/index.json"), secret], Duration::from_millis(300));
+    provider.list(None).unwrap();
+    assert_eq!(*server.authorizations.lock().unwrap(), vec![String::new()]);
+    assert_eq!(provider.with_credentials(&Url::parse(&server.url("/x")).unwrap()).as_str(), server.url("/x"));
 }
