@@ -143,10 +143,16 @@ impl PlannedBatch {
     }
 }
 
+/// The most warnings kept (a file of garbage would otherwise keep one per
+/// line); the rest are counted.
+const MAX_WARNINGS: usize = 100;
+
 /// User messages, the surface, and the bookkeeping that keeps seqs unique.
 #[derive(Default)]
 pub(super) struct SessionIndex {
     pub warnings: Vec<String>,
+    /// Warnings past [`MAX_WARNINGS`], counted instead of kept.
+    unlisted_warnings: u64,
     pub user_messages: Vec<IndexedMessage>,
     symbols: Symbols,
     /// Positions in `user_messages` per source `kind`, ascending, so a reader
@@ -190,7 +196,25 @@ impl SessionIndex {
     }
 
     fn warn(&mut self, line_no: u64, message: impl std::fmt::Display) {
-        self.warnings.push(format!("line {line_no}: {message}"));
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(format!("line {line_no}: {message}"));
+        } else {
+            self.unlisted_warnings += 1;
+        }
+    }
+
+    /// Ends the list of warnings after a read: past [`MAX_WARNINGS`], one
+    /// last entry counts the ones not listed.
+    pub fn count_unlisted_warnings(&mut self) {
+        if self.unlisted_warnings > 0 {
+            self.warnings.truncate(MAX_WARNINGS);
+            self.warnings.push(format!("… and {} more lines with a warning, not listed", self.unlisted_warnings));
+        }
+    }
+
+    /// Records a line skipped unread for its length.
+    pub fn skip_long_line(&mut self, line_no: u64, length: u64, cap: u64) {
+        self.warn(line_no, format_args!("skipped: {length} bytes long, over the {cap} bytes a line may have"));
     }
 
     /// Folds one line of the file into the index. Returns the header when
@@ -214,7 +238,7 @@ impl SessionIndex {
             self.warn(line_no, format_args!("skipped: not a JSON object{torn}"));
             return Ok(None);
         }
-        let envelope: LineEnvelope = match serde_json::from_slice(text) {
+        let envelope: LineEnvelope = match wire::from_line(text) {
             Ok(envelope) => envelope,
             Err(error) => {
                 self.warn(line_no, format_args!("skipped: unreadable JSON ({error}){torn}"));
@@ -274,7 +298,7 @@ impl SessionIndex {
         }
         self.last_seq = Some(seq);
         if kind == USER_MESSAGE {
-            match serde_json::from_slice::<UserMessageLine>(text) {
+            match wire::from_line::<UserMessageLine>(text) {
                 Ok(UserMessageLine { data, .. }) => self.push_user_message(seq, &data.source, Body::InFile(span)),
                 Err(error) => self.warn(
                     line_no,

@@ -43,6 +43,10 @@ pub use self::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
 
 use self::index::{Body, EventRequest, IndexedMessage, LineSpan, OpRequest, PlanError, PlannedBatch, SessionIndex};
 
+/// The longest line read: a longer one (no event DeepSeek Harness writes
+/// comes near it) is skipped with a warning without being held in memory.
+const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// What errors of an in-memory session name instead of a file.
 const IN_MEMORY_PATH: &str = "<in-memory session>";
 
@@ -507,13 +511,24 @@ fn read_new_lines(
     let mut header_read = false;
     loop {
         line.clear();
-        let read = reader.read_until(b'\n', &mut line).map_err(|e| SessionError::io(path, "reading", e))?;
+        let read = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| SessionError::io(path, "reading", e))?;
         if read == 0 {
             break;
         }
         // A chunk after an unterminated line continues that line.
         if cursor.ends_with_newline {
             cursor.lines += 1;
+        }
+        if line.len() as u64 > MAX_LINE_BYTES && line.last() != Some(&b'\n') {
+            let (rest, terminated) = skip_line(&mut reader).map_err(|e| SessionError::io(path, "reading", e))?;
+            let length = read as u64 + rest;
+            cursor.offset += length;
+            cursor.ends_with_newline = terminated;
+            index.skip_long_line(cursor.lines, length, MAX_LINE_BYTES);
+            continue;
         }
         let span = LineSpan { offset: cursor.offset, len: read as u64 };
         cursor.offset += read as u64;
@@ -526,7 +541,33 @@ fn read_new_lines(
             header_read = true;
         }
     }
+    index.count_unlisted_warnings();
     Ok(header_read)
+}
+
+/// Reads past the rest of a line without keeping it: the bytes read, and
+/// whether a newline ended them.
+fn skip_line(reader: &mut impl BufRead) -> io::Result<(u64, bool)> {
+    let mut skipped = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok((skipped, false));
+        }
+        let (length, terminated) = match available.iter().position(|&byte| byte == b'\n') {
+            Some(end) => (end + 1, true),
+            None => (available.len(), false),
+        };
+        reader.consume(length);
+        skipped += length as u64;
+        if terminated {
+            return Ok((skipped, true));
+        }
+    }
 }
 
 /// Reads the user message with `seq` back from the line at `span`, which
@@ -540,8 +581,8 @@ fn read_user_message(path: &Path, seq: u64, span: LineSpan) -> Result<UserMessag
     if line.len() as u64 != span.len {
         return Err(changed(format!("the file ends {} bytes into the line", line.len())));
     }
-    let read: wire::UserMessageLine = serde_json::from_slice(line.trim_ascii())
-        .map_err(|error| changed(format!("the line no longer reads ({error})")))?;
+    let read: wire::UserMessageLine =
+        wire::from_line(line.trim_ascii()).map_err(|error| changed(format!("the line no longer reads ({error})")))?;
     if read.kind != index::USER_MESSAGE || read.seq != seq {
         return Err(changed(format!("the line now holds {} seq {}", read.kind, read.seq)));
     }

@@ -766,3 +766,60 @@ fn a_user_message_with_invalid_utf8_in_its_text_is_not_indexed_rather_than_unrea
     assert_eq!(texts(&log), [(1, "fine".to_owned())]);
     Ok(())
 }
+
+#[test]
+fn a_line_over_the_cap_is_skipped_unread_and_the_next_is_indexed() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = dir.path().join("session.jsonl");
+    let head = format!("{HEADER}\n");
+    fs::write(&path, &head)?;
+    // 100 MiB without a newline, sparse on disk: a hostile file costs the
+    // reader no more than the cap.
+    let long = 100 * 1024 * 1024;
+    fs::OpenOptions::new().write(true).open(&path)?.set_len((head.len() + long) as u64)?;
+    let mut file = fs::OpenOptions::new().append(true).open(&path)?;
+    std::io::Write::write_all(&mut file, format!("\n{}\n", user_line(0, "after")).as_bytes())?;
+    let log = SessionLog::open(&path)?;
+    assert_eq!(texts(&log), [(0, "after".to_owned())]);
+    assert_eq!(
+        log.warnings(),
+        [format!("line 2: skipped: {} bytes long, over the 67108864 bytes a line may have", long + 1)]
+    );
+    Ok(())
+}
+
+#[test]
+fn warnings_stop_at_a_hundred_and_count_the_rest() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = dir.path().join("session.jsonl");
+    fs::write(&path, format!("{HEADER}\n{}{}\n", "x\n".repeat(250), user_line(0, "kept")))?;
+    let mut log = SessionLog::open(&path)?;
+    assert_eq!(texts(&log), [(0, "kept".to_owned())]);
+    let warnings = log.warnings();
+    assert_eq!(warnings.len(), 101);
+    assert_eq!(warnings[99], "line 101: skipped: not a JSON object");
+    assert_eq!(warnings[100], "… and 150 more lines with a warning, not listed");
+    // Lines appended later add to the count.
+    let mut file = fs::OpenOptions::new().append(true).open(&path)?;
+    std::io::Write::write_all(&mut file, b"y\n")?;
+    log.refresh()?;
+    assert_eq!(log.warnings().len(), 101);
+    assert_eq!(log.warnings()[100], "… and 151 more lines with a warning, not listed");
+    Ok(())
+}
+
+#[test]
+fn a_lone_surrogate_written_by_javascript_does_not_cost_the_line() -> TestResult {
+    // DeepSeek Harness cuts descriptions by UTF-16 unit, so a catalog entry
+    // can end inside an emoji; JSON.parse reads it, and so must we.
+    let dir = TempDir::new()?;
+    let path = dir.path().join("session.jsonl");
+    let line = r#"{"type":"user/message","seq":0,"time":1,"data":{"content":[{"type":"text","text":"ab\ud83d"}],"source":{"kind":"skill-catalog","entries":[{"name":"a","description":"ab\ud83d"}]},"role":"user","id":"m"},"surfaceOp":"append"}"#;
+    fs::write(&path, format!("{HEADER}\n{line}\n"))?;
+    let log = SessionLog::open(&path)?;
+    assert!(log.warnings().is_empty(), "{:?}", log.warnings());
+    assert_eq!(texts(&log), [(0, "ab\u{fffd}".to_owned())]);
+    let message = log.user_message(0)?.ok_or("not indexed")?;
+    assert_eq!(message.source["entries"][0]["description"], "ab\u{fffd}");
+    Ok(())
+}

@@ -6,6 +6,7 @@
 //! (serde_json's map); key order in JSON objects carries no meaning to any
 //! reader.
 
+use serde::de::DeserializeOwned;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
@@ -157,6 +158,61 @@ pub(super) fn parse_header(line: &LineEnvelope) -> Result<SessionHeader, String>
     Ok(SessionHeader { id, created_at, cwd })
 }
 
+/// Parses one line. A line DeepSeek Harness wrote may hold a `\\uXXXX`
+/// escape of a lone UTF-16 surrogate (JavaScript cuts strings by code unit,
+/// so a truncated description can end inside an emoji); JSON.parse takes it,
+/// serde_json does not, so such a line is read again with each lone
+/// surrogate as U+FFFD — as it reaches the plugin from the Node host too.
+pub(super) fn from_line<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
+    serde_json::from_slice(text).or_else(|error| match without_lone_surrogates(text) {
+        Some(repaired) => serde_json::from_slice(&repaired),
+        None => Err(error),
+    })
+}
+
+/// `text` with every escaped lone surrogate replaced by `\\ufffd`, or `None`
+/// when it has none. Only escapes matter: UTF-8 cannot hold a surrogate.
+fn without_lone_surrogates(text: &[u8]) -> Option<Vec<u8>> {
+    fn unit(text: &[u8], at: usize) -> Option<u16> {
+        let digits = text.get(at..at + 4)?;
+        u16::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+    }
+    let escaped_unit = |at: usize| {
+        (text.get(at) == Some(&b'\\') && text.get(at + 1) == Some(&b'u')).then(|| unit(text, at + 2)).flatten()
+    };
+    let mut repaired: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    let mut at = 0;
+    while at < text.len() {
+        if text[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        let lone = match escaped_unit(at) {
+            // Any other escape is two bytes: `\\\\` must not start a `\\u`.
+            None => {
+                at += 2;
+                continue;
+            }
+            Some(0xD800..=0xDBFF) if matches!(escaped_unit(at + 6), Some(0xDC00..=0xDFFF)) => {
+                at += 12;
+                continue;
+            }
+            Some(unit) => (0xD800..=0xDFFF).contains(&unit),
+        };
+        if lone {
+            let out = repaired.get_or_insert_with(|| Vec::with_capacity(text.len()));
+            out.extend_from_slice(&text[copied..at]);
+            out.extend_from_slice(b"\\ufffd");
+            copied = at + 6;
+        }
+        at += 6;
+    }
+    let mut out = repaired?;
+    out.extend_from_slice(&text[copied..]);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +279,26 @@ mod tests {
             header_of(r#"{"type":"session","version":0,"id":"a","createdAt":1,"cwd":3}"#),
             Err("cwd must be a string, got 3".to_owned())
         );
+    }
+
+    fn repaired(text: &str) -> Option<String> {
+        without_lone_surrogates(text.as_bytes()).map(|bytes| String::from_utf8(bytes).unwrap())
+    }
+
+    #[test]
+    fn lone_surrogates_become_replacement_characters() {
+        assert_eq!(repaired(r#""ab\ud83d""#).as_deref(), Some(r#""ab\ufffd""#));
+        assert_eq!(repaired(r#""\ude00x\uD83D\u0041""#).as_deref(), Some(r#""\ufffdx\ufffd\u0041""#));
+        let value: Value = from_line(br#"{"d":"ab\ud83d"}"#).unwrap();
+        assert_eq!(value["d"], "ab\u{fffd}");
+    }
+
+    #[test]
+    fn pairs_other_escapes_and_escaped_backslashes_stay() {
+        assert_eq!(repaired(r#""\ud83d\ude00 \n \u00e9 \" \\ud83d""#), None);
+        assert_eq!(repaired(r#""\\\ud83d""#).as_deref(), Some(r#""\\\ufffd""#));
+        // Cut short: nothing to repair, and no panic.
+        assert_eq!(repaired(r#""\ud8"#), None);
+        assert_eq!(repaired("\\"), None);
     }
 }
