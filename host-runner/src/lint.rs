@@ -306,7 +306,10 @@ fn read_text(path: &Path) -> Result<String, TextFinding> {
         }
         Err(error) => return Err(unreadable(format!("cannot read: {error}"))),
     }
-    let bytes = fs::read(path).map_err(|error| unreadable(format!("cannot read: {error}")))?;
+    // As the local provider reads it: without blocking, within its size limit.
+    let bytes = crate::providers::local::read_skill_bytes(path)
+        .map_err(|error| unreadable(format!("cannot read: {error}")))?
+        .map_err(unreadable)?;
     let line_of = |offset: usize| 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
     if let Some(nul) = bytes.iter().position(|&b| b == 0) {
         return Err(TextFinding::error(line_of(nul), "binary file (contains NUL bytes), not a text skill file"));

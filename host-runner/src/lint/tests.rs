@@ -344,3 +344,15 @@ fn code_spans_follow_commonmark() {
     assert_eq!(outside_code_spans("a ` b"), ["a ` b"]);
     assert_eq!(outside_code_spans("`x`"), ["", ""]);
 }
+
+#[test]
+fn a_file_over_the_providers_limit_is_an_error_not_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("my-skill").join("SKILL.md");
+    write(&path, "");
+    // 512 MiB, sparse: `lint` reads no more of it than the provider would.
+    fs::File::options().write(true).open(&path).unwrap().set_len(512 << 20).unwrap();
+    let report = lint_file(&path);
+    let messages: Vec<&str> = report.findings.iter().map(|found| found.message.as_str()).collect();
+    assert_eq!(messages, ["skill file is 536870912 bytes, over the 8388608-byte limit"]);
+}

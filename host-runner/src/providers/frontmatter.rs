@@ -7,6 +7,8 @@
 //! and plain scalars resolve by the YAML 1.2 core schema (`yes` stays a
 //! string, as in DeepSeek Harness's `yaml` package).
 
+use std::collections::HashSet;
+
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser, Tag};
 use yaml_rust2::scanner::{Marker, ScanError, TScalarStyle};
 
@@ -391,8 +393,44 @@ fn scan_error_reason(error: &ScanError, first_line: usize) -> String {
 
 /// An open collection while the tree is being built.
 enum Frame {
-    Seq { items: Vec<Node>, line: usize },
-    Map { entries: Vec<(Node, Node)>, key: Option<Node>, line: usize },
+    Seq {
+        items: Vec<Node>,
+        line: usize,
+    },
+    /// `seen` holds the scalar keys so far, so a duplicate is found in
+    /// constant time (a file of thousands of keys stays linear).
+    Map {
+        entries: Vec<(Node, Node)>,
+        key: Option<Node>,
+        seen: HashSet<ScalarKey>,
+        line: usize,
+    },
+}
+
+/// A scalar key as `Value`'s equality compares it: numbers of different kinds
+/// differ, `-0.0` equals `0.0`, and NaN equals nothing (so it has no key).
+#[derive(PartialEq, Eq, Hash)]
+enum ScalarKey {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    Str(String),
+}
+
+impl ScalarKey {
+    fn of(value: &Value) -> Option<Self> {
+        Some(match value {
+            Value::Null => ScalarKey::Null,
+            Value::Bool(b) => ScalarKey::Bool(*b),
+            Value::Int(i) => ScalarKey::Int(*i),
+            Value::Float(f) if f.is_nan() => return None,
+            // `+ 0.0` turns -0.0 into 0.0 and leaves every other value alone.
+            Value::Float(f) => ScalarKey::Float((f + 0.0).to_bits()),
+            Value::Str(s) => ScalarKey::Str(s.clone()),
+            Value::Seq(_) | Value::Map(_) => return None,
+        })
+    }
 }
 
 /// Builds the tree from parser events, refusing what the frontmatter must
@@ -452,19 +490,14 @@ impl TreeBuilder {
                 items.push(node);
                 None
             }
-            Some(Frame::Map { entries, key, .. }) => match key.take() {
+            Some(Frame::Map { entries, key, seen, .. }) => match key.take() {
                 None => {
                     *key = Some(node);
                     None
                 }
                 // The reference's `yaml` package refuses duplicate keys
                 // (`uniqueKeys`), comparing resolved scalar values.
-                Some(k)
-                    if !matches!(k.value, Value::Seq(_) | Value::Map(_))
-                        && entries.iter().any(|(e, _)| e.value == k.value) =>
-                {
-                    Some(k)
-                }
+                Some(k) if ScalarKey::of(&k.value).is_some_and(|scalar| !seen.insert(scalar)) => Some(k),
                 Some(k) => {
                     entries.push((k, node));
                     None
@@ -504,7 +537,9 @@ impl MarkedEventReceiver for TreeBuilder {
                 self.add(Node { value, line });
             }
             Event::SequenceStart(_anchor, _tag) => self.open(Frame::Seq { items: Vec::new(), line }, line),
-            Event::MappingStart(_anchor, _tag) => self.open(Frame::Map { entries: Vec::new(), key: None, line }, line),
+            Event::MappingStart(_anchor, _tag) => {
+                self.open(Frame::Map { entries: Vec::new(), key: None, seen: HashSet::new(), line }, line)
+            }
             Event::SequenceEnd | Event::MappingEnd => self.close(),
         }
     }

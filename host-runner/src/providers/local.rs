@@ -428,22 +428,12 @@ fn read_skill_text(path: &Path) -> io::Result<SkillText> {
     if !meta.is_file() {
         return Ok(SkillText::Refused("not a regular file".to_string()));
     }
-    let too_large = |size: String| {
-        SkillText::Refused(format!("skill file is {size} bytes, over the {MAX_SKILL_FILE_BYTES}-byte limit"))
-    };
-    if meta.len() > MAX_SKILL_FILE_BYTES {
-        return Ok(too_large(meta.len().to_string()));
-    }
-    let mut bytes = Vec::new();
-    match fs::File::open(path).and_then(|file| file.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes)) {
-        Ok(_) => {}
+    let bytes = match read_skill_bytes(path) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(refused)) => return Ok(SkillText::Refused(refused)),
         Err(error) if is_absent(&error) => return Ok(SkillText::Absent),
         Err(error) => return Err(error),
-    }
-    // It grew since `metadata`: still never more than the limit in memory.
-    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
-        return Ok(too_large(format!("more than {MAX_SKILL_FILE_BYTES}")));
-    }
+    };
     if bytes.contains(&0) {
         return Ok(SkillText::Refused("binary file (contains NUL bytes), not a text skill file".to_string()));
     }
@@ -454,6 +444,34 @@ fn read_skill_text(path: &Path) -> io::Result<SkillText> {
             error.utf8_error().valid_up_to()
         ))),
     }
+}
+
+/// Reads a skill file's bytes if, as opened, it is a regular file of at most
+/// [`MAX_SKILL_FILE_BYTES`]; `Ok(Err(reason))` when it is not. The file is
+/// opened without blocking (a FIFO put in its place after a check would
+/// otherwise hang the reader until someone writes to it), and its kind and
+/// size are those of what was opened; a file growing meanwhile is still
+/// never read past the limit.
+pub(crate) fn read_skill_bytes(path: &Path) -> io::Result<Result<Vec<u8>, String>> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Ok(Err("not a regular file".to_string()));
+    }
+    let too_large = |size: String| format!("skill file is {size} bytes, over the {MAX_SKILL_FILE_BYTES}-byte limit");
+    if meta.len() > MAX_SKILL_FILE_BYTES {
+        return Ok(Err(too_large(meta.len().to_string())));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
+        return Ok(Err(too_large(format!("more than {MAX_SKILL_FILE_BYTES}"))));
+    }
+    Ok(Ok(bytes))
 }
 
 /// Errors that mean "nothing there": the path, or a folder on it, is missing.

@@ -630,3 +630,31 @@ fn dsh_agents_skills_corpus_lists_every_skill() {
     let translate = listing.candidates.iter().find(|c| c.name == "dsh-translate-docs").unwrap();
     assert_eq!(translate.invocation, InvocationPolicy { model_invocable: false, user_invocable: true });
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_without_waiting_for_a_writer() {
+    // Whatever passed the kind check before, the file is opened without
+    // blocking and judged by what was opened.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("SKILL.md");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+    assert!(made.success());
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || sender.send(read_skill_bytes(&path).map_err(|error| error.to_string())));
+    let read = receiver.recv_timeout(std::time::Duration::from_secs(10)).expect("the read returns without a writer");
+    assert_eq!(read, Ok(Err("not a regular file".to_owned())));
+}
+
+#[test]
+fn a_file_over_the_limit_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("SKILL.md");
+    // Sparse: nine MiB that take no room.
+    fs::File::create(&path).unwrap().set_len(MAX_SKILL_FILE_BYTES + 1).unwrap();
+    assert_eq!(
+        read_skill_bytes(&path).unwrap(),
+        Err(format!("skill file is {} bytes, over the 8388608-byte limit", MAX_SKILL_FILE_BYTES + 1))
+    );
+}
