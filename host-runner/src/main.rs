@@ -54,7 +54,7 @@ fn main() -> ExitCode {
         Err(error) => {
             // One line, naming what failed.
             let text = format!("{error:#}").replace('\n', " ");
-            eprintln!("error: {text}");
+            eprintln!("error: {}", cli::common::for_stderr(&text));
             ExitCode::from(EXIT_HOST_FAILURE)
         }
     }

@@ -1,6 +1,8 @@
 //! What the commands share: the global options, the plugin, the local
 //! registry, paths and output helpers.
 
+use std::borrow::Cow;
+use std::io::{self, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,8 +123,35 @@ pub fn absolute(path: &Path) -> Result<String> {
 /// Prints each warning on stderr.
 pub fn warn_all(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", for_stderr(warning));
     }
+}
+
+/// `text` as it may reach a terminal: control characters other than newline
+/// and tab (which could move the cursor, retitle the window, or worse) are
+/// shown as `\u{1b}`. Skill files and plugins come from anywhere, and what
+/// they wrote is printed.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.contains(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| if unsafe_char(c) { format!("\\u{{{:x}}}", u32::from(c)) } else { c.to_string() })
+            .collect(),
+    )
+}
+
+/// Text for stdout: byte for byte into a pipe or a file (what scripts and
+/// tests read), [`terminal_safe`] on a terminal.
+pub fn for_stdout(text: &str) -> Cow<'_, str> {
+    if io::stdout().is_terminal() { terminal_safe(text) } else { Cow::Borrowed(text) }
+}
+
+/// [`for_stdout`] for stderr.
+pub fn for_stderr(text: &str) -> Cow<'_, str> {
+    if io::stderr().is_terminal() { terminal_safe(text) } else { Cow::Borrowed(text) }
 }
 
 /// The text a message shows: its single text block, else its content as JSON.
@@ -137,4 +166,19 @@ pub fn pretty(value: &Value) -> String {
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
     serde::Serialize::serialize(value, &mut serializer).expect("serialising a JSON value to memory cannot fail");
     String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_cannot_reach_a_terminal() {
+        // A window-title sequence (OSC … BEL), a C1 CSI, a carriage return.
+        assert_eq!(
+            terminal_safe("a\u{1b}]0;owned\u{7}b\u{9b}2J\rc\n\td"),
+            "a\\u{1b}]0;owned\\u{7}b\\u{9b}2J\\u{d}c\n\td"
+        );
+        assert!(matches!(terminal_safe("plain text, «ünïcödé», tab\tand\nnewline"), Cow::Borrowed(_)));
+    }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::Args;
 
-use super::common::{GlobalOptions, absolute};
+use super::common::{GlobalOptions, absolute, for_stdout};
 
 /// Expand a `/skill:NAME [ARGS]` text into the skill's instructions (other text is printed unchanged).
 #[derive(Args)]
@@ -21,7 +21,7 @@ impl ExpandArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
         let cwd = absolute(self.cwd.as_deref().unwrap_or(Path::new(".")))?;
         let plugin = global.load_plugin()?;
-        print!("{}", plugin.expand(&global.registry(), Some(&cwd), &self.text)?);
+        print!("{}", for_stdout(&plugin.expand(&global.registry(), Some(&cwd), &self.text)?));
         Ok(0)
     }
 }

@@ -8,7 +8,7 @@ use clap::Args;
 use skill_host::lint::{Finding, LintReport, Severity, lint_path, lint_root};
 use skill_host::providers::local::LocalProvider;
 
-use super::common::{GlobalOptions, absolute};
+use super::common::{GlobalOptions, absolute, for_stdout};
 
 /// Exit code when a finding is an error.
 const EXIT_LINT_ERRORS: u8 = 1;
@@ -58,7 +58,7 @@ impl LintArgs {
             }
         }
         for finding in &report.findings {
-            println!("{finding}");
+            println!("{}", for_stdout(&finding.to_string()));
         }
         let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
         eprintln!(

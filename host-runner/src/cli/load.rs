@@ -9,7 +9,7 @@ use skill_host::ToolOutcome;
 use skill_host::message;
 use skill_host::session::{SessionLog, SurfaceOp};
 
-use super::common::{GlobalOptions, absolute, warn_all};
+use super::common::{GlobalOptions, absolute, for_stdout, warn_all};
 
 /// Exit code of a `load` whose tool call failed.
 const EXIT_TOOL_ERROR: u8 = 1;
@@ -53,7 +53,7 @@ impl LoadArgs {
                 ToolOutcome::Error { text } => println!("{}", json!({ "error": text })),
             }
         } else {
-            println!("{}", outcome.text());
+            println!("{}", for_stdout(outcome.text()));
         }
         Ok(match outcome {
             ToolOutcome::Success { .. } => 0,

@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use skill_host::registry::RegistrySnapshot;
 
-use super::common::{GlobalOptions, absolute, warn_all};
+use super::common::{GlobalOptions, absolute, for_stdout, warn_all};
 
 /// List every discovered skill, shadowed duplicate and skipped file.
 #[derive(Args)]
@@ -29,7 +29,7 @@ impl SkillsArgs {
         if self.json {
             println!("{}", skills_json(&snapshot));
         } else {
-            print!("{}", skills_table(&snapshot));
+            print!("{}", for_stdout(&skills_table(&snapshot)));
         }
         Ok(0)
     }

@@ -10,7 +10,7 @@ use skill_host::message;
 use skill_host::session::SessionLog;
 use skill_host::{Decision, StepInput, StepOutcome, ToolView, run_step};
 
-use super::common::{GlobalOptions, absolute, message_text, warn_all};
+use super::common::{GlobalOptions, absolute, for_stdout, message_text, warn_all};
 
 /// Run one pre-step for a session and append what it decides.
 #[derive(Args)]
@@ -66,7 +66,7 @@ impl StepArgs {
             println!("{}", json!({"kind": "enter", "messages": messages}));
         } else if !messages.is_empty() {
             let texts: Vec<String> = messages.iter().map(message_text).collect();
-            println!("{}", texts.join("\n\n"));
+            println!("{}", for_stdout(&texts.join("\n\n")));
         }
         Ok(0)
     }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::Args;
 
-use super::common::{GlobalOptions, absolute};
+use super::common::{GlobalOptions, absolute, for_stdout};
 
 /// Print the Pi-style system-prompt block: each model-invocable skill with its file's location.
 #[derive(Args)]
@@ -22,7 +22,7 @@ impl SystemPromptArgs {
         let plugin = global.load_plugin()?;
         let text = plugin.system_prompt(&global.registry(), Some(&cwd))?;
         // Exactly the block, which starts with two newlines; nothing when empty.
-        print!("{text}");
+        print!("{}", for_stdout(&text));
         Ok(0)
     }
 }
