@@ -17,7 +17,7 @@ const PAGE: usize = 64 * 1024;
 
 /// What a hand-written plugin adds to the minimal one.
 #[derive(Default)]
-struct Guest {
+pub(crate) struct Guest {
     /// Imports, as core-module `import` fields.
     imports: &'static str,
     /// Definitions beside the exported memory (more memories, tables).
@@ -30,7 +30,7 @@ impl Guest {
     /// The component: a core module that answers every export of the
     /// `skill-plugin` world with fixed values (a 4 MiB memory, a bump
     /// allocator at its end), with the WIT embedded, encoded by wit-component.
-    fn component(&self) -> Vec<u8> {
+    pub(crate) fn component(&self) -> Vec<u8> {
         let Guest { imports, definitions, pre_step } = self;
         let wat = format!(
             r#"(module
@@ -131,7 +131,7 @@ fn a_table_counts_against_the_memory_cap() {
 
 /// A pre-step that decides one catalog of `blocks` content blocks, each the
 /// same 1 MiB of text: `blocks` MiB for the host to copy out of 1 MiB of guest.
-fn aliased(blocks: usize) -> Guest {
+pub(crate) fn aliased(blocks: usize) -> Guest {
     Guest {
         imports: r#"(import "dsh:skill/step@0.1.0" "decide" (func $decide (param i32 i32)))"#,
         pre_step: format!(

@@ -11,13 +11,35 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 
 import { sandboxWasi } from './sandbox-wasi.mjs';
 
-const { moduleUrl, core, importPort, signal } = workerData;
+const { moduleUrl, core, importPort, signal, maxCopyBytes } = workerData;
 const flag = new Int32Array(signal);
 
 /** A failure of the host while answering an import: it traps the guest. */
 class HostImportError extends Error {}
 
+/**
+ * Roughly the bytes `value` takes: UTF-8 for strings, 16 per list element or
+ * field besides. jco has already lifted the arguments in this thread (whose
+ * heap is capped); what goes on to the main thread is capped here at the
+ * memory cap, as wasmtime caps one import call's copy (its hostcall fuel), so
+ * a plugin pointing many strings at the same bytes cannot make the host
+ * allocate many times its own memory.
+ */
+function copiedBytes(value) {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (Array.isArray(value)) return value.reduce((sum, item) => sum + 16 + copiedBytes(item), 0);
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).reduce((sum, item) => sum + 16 + copiedBytes(item), 0);
+  }
+  return 8;
+}
+
 function hostCall(name, args) {
+  if (copiedBytes(args) > maxCopyBytes) {
+    throw new HostImportError(
+      'too much data is being copied between the host and the guest: fuel allocated for hostcalls has been exhausted',
+    );
+  }
   Atomics.store(flag, 0, 0);
   importPort.postMessage({ name, args });
   Atomics.wait(flag, 0, 0);

@@ -115,7 +115,13 @@ export class PluginRuntime {
     const flag = new Int32Array(signal);
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(WORKER_URL, {
-      workerData: { moduleUrl: this.#moduleUrl, core: this.#core, importPort: port2, signal },
+      workerData: {
+        moduleUrl: this.#moduleUrl,
+        core: this.#core,
+        importPort: port2,
+        signal,
+        maxCopyBytes: this.#limits.memoryBytes,
+      },
       transferList: [port2],
       // Nothing of this process reaches the guest's thread: no environment,
       // no arguments, its console captured and thrown away.
