@@ -158,19 +158,28 @@ pub(super) fn parse_header(line: &LineEnvelope) -> Result<SessionHeader, String>
     Ok(SessionHeader { id, created_at, cwd })
 }
 
-/// Parses one line. A line DeepSeek Harness wrote may hold a `\\uXXXX`
-/// escape of a lone UTF-16 surrogate (JavaScript cuts strings by code unit,
-/// so a truncated description can end inside an emoji); JSON.parse takes it,
-/// serde_json does not, so such a line is read again with each lone
-/// surrogate as U+FFFD — as it reaches the plugin from the Node host too.
+/// Parses one line as JSON.parse would read it, the way DeepSeek Harness
+/// reads its own files. Two things it accepts and serde_json refuses are read
+/// again, only when the first parse failed: a `\uXXXX` escape of a lone
+/// UTF-16 surrogate (JavaScript cuts strings by code unit, so a truncated
+/// description can end inside an emoji), read as U+FFFD as it reaches the
+/// plugin from the Node host too; and a key given twice in an object, where
+/// the last one counts.
 pub(super) fn from_line<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
-    serde_json::from_slice(text).or_else(|error| match without_lone_surrogates(text) {
-        Some(repaired) => serde_json::from_slice(&repaired),
-        None => Err(error),
+    serde_json::from_slice(text).or_else(|error| {
+        let repaired = without_lone_surrogates(text);
+        let text = repaired.as_deref().unwrap_or(text);
+        if repaired.is_some()
+            && let Ok(parsed) = serde_json::from_slice(text)
+        {
+            return Ok(parsed);
+        }
+        // A `Value` keeps the last of duplicate keys; a derived struct refuses them.
+        serde_json::from_slice::<Value>(text).and_then(T::deserialize).map_err(|_| error)
     })
 }
 
-/// `text` with every escaped lone surrogate replaced by `\\ufffd`, or `None`
+/// `text` with every escaped lone surrogate replaced by `\ufffd`, or `None`
 /// when it has none. Only escapes matter: UTF-8 cannot hold a surrogate.
 fn without_lone_surrogates(text: &[u8]) -> Option<Vec<u8>> {
     fn unit(text: &[u8], at: usize) -> Option<u16> {
@@ -283,6 +292,16 @@ mod tests {
 
     fn repaired(text: &str) -> Option<String> {
         without_lone_surrogates(text.as_bytes()).map(|bytes| String::from_utf8(bytes).unwrap())
+    }
+
+    #[test]
+    fn the_last_of_duplicate_keys_counts_as_in_json_parse() {
+        let line = br#"{"type":"user/message","seq":1,"seq":2,"surfaceOp":"append","surfaceOp":"append"}"#;
+        let envelope: LineEnvelope = from_line(line).unwrap();
+        assert_eq!((envelope.kind.as_deref(), envelope.seq), (Some("user/message"), Some(json!(2))));
+        // Still refused: what JSON.parse refuses too.
+        assert!(from_line::<LineEnvelope>(br#"{"type":"user/message","seq":}"#).is_err());
+        assert!(from_line::<LineEnvelope>(br#"{"type":1}"#).is_err());
     }
 
     #[test]
