@@ -304,6 +304,12 @@ impl PluginRuntime {
             return HostError::MemoryLimit { call, limit_bytes: refusal.limit_bytes };
         }
         let stderr = String::from_utf8_lossy(&stderr.contents()).trim().to_owned();
+        // A memory that may not grow past its own declared maximum fails the
+        // growth inside the guest, as in the Node host; Rust's allocator then
+        // says so on stderr and aborts.
+        if allocation_failed(&stderr) {
+            return HostError::MemoryLimit { call, limit_bytes: self.limits.memory_bytes };
+        }
         if let Some((location, message)) = panic_message(&stderr) {
             return HostError::Panic { call, location, message };
         }
@@ -314,6 +320,15 @@ impl PluginRuntime {
         };
         HostError::Trap { call, reason, stderr }
     }
+}
+
+/// Whether the guest's std reported `memory allocation of N bytes failed`.
+fn allocation_failed(stderr: &str) -> bool {
+    stderr.lines().any(|line| {
+        line.strip_prefix("memory allocation of ")
+            .and_then(|rest| rest.strip_suffix(" bytes failed"))
+            .is_some_and(|bytes| !bytes.is_empty() && bytes.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// The location and message of a Rust panic as the guest's std prints it on
@@ -381,6 +396,14 @@ fn start_epoch_ticker(engine: &Engine) -> Result<Arc<TickCount>, HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_allocation_the_guest_could_not_make_is_recognised() {
+        assert!(allocation_failed("memory allocation of 1048576 bytes failed"));
+        assert!(allocation_failed("noise\nmemory allocation of 8 bytes failed\nmore"));
+        assert!(!allocation_failed("memory allocation of many bytes failed"));
+        assert!(!allocation_failed("thread 'main' panicked at src/lib.rs:1:1:\nmemory allocation failed"));
+    }
 
     #[test]
     fn the_ticker_counts_the_time_elapsed_not_its_wake_ups() {

@@ -114,6 +114,12 @@ fn memories_share_one_cap() {
     let error = memories(3, twelve_mib).step(memory_cap(32 * MIB)).unwrap_err();
     assert!(matches!(error, HostError::MemoryLimit { call: "pre-step", .. }), "{error:?}");
     assert_eq!(error.to_string(), "plugin call `pre-step` exceeded its memory cap of 32 MiB");
+    // Memories the module starts with count too: 4 + 2 × 6.25 MiB is over 16.
+    let at_start =
+        |pages: usize| Guest { definitions: format!("(memory $a {pages}) (memory $b {pages})"), ..Guest::default() };
+    at_start(50).step(memory_cap(16 * MIB)).expect("4 + 2 × 3.1 MiB at start");
+    let error = at_start(100).step(memory_cap(16 * MIB)).unwrap_err();
+    assert_eq!(error.to_string(), "plugin call `configure` exceeded its memory cap of 16 MiB");
 }
 
 #[test]
@@ -124,9 +130,13 @@ fn a_table_counts_against_the_memory_cap() {
         pre_step: format!("(drop (table.grow $t (ref.null func) (i32.const {elements})))"),
         ..Guest::default()
     };
-    table(1 << 20).step(memory_cap(32 * MIB)).expect("8 MiB of table within the cap");
-    let error = table(64 << 20).step(memory_cap(32 * MIB)).unwrap_err();
-    assert_eq!(error.to_string(), "plugin call `pre-step` exceeded its memory cap of 32 MiB");
+    // Beside the 4 MiB memory: 10 MiB of table fits in 16 MiB, 14 MiB does
+    // not (though it would alone), nor 512 MiB.
+    table(10 * MIB / 8).step(memory_cap(16 * MIB)).expect("4 + 10 MiB within the cap");
+    for elements in [14 * MIB / 8, 64 * MIB] {
+        let error = table(elements).step(memory_cap(16 * MIB)).unwrap_err();
+        assert_eq!(error.to_string(), "plugin call `pre-step` exceeded its memory cap of 16 MiB");
+    }
 }
 
 /// A pre-step that decides one catalog of `blocks` content blocks, each the

@@ -127,20 +127,25 @@ pub fn warn_all(warnings: &[String]) {
     }
 }
 
-/// `text` as it may reach a terminal: control characters other than newline
-/// and tab (which could move the cursor, retitle the window, or worse) are
-/// shown as `\u{1b}`. Skill files and plugins come from anywhere, and what
-/// they wrote is printed.
+/// `text` as it may reach a terminal: control characters other than newline,
+/// tab and the carriage return of a CRLF (which could move the cursor,
+/// retitle the window, or worse) are shown as `\u{1b}`. Skill files and
+/// plugins come from anywhere, and what they wrote is printed.
 pub fn terminal_safe(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.contains(unsafe_char) {
-        return Cow::Borrowed(text);
+    let harmless =
+        |c: char, next: Option<char>| !c.is_control() || c == '\n' || c == '\t' || (c == '\r' && next == Some('\n'));
+    let mut chars = text.chars().peekable();
+    let mut safe = String::new();
+    let mut changed = false;
+    while let Some(c) = chars.next() {
+        if harmless(c, chars.peek().copied()) {
+            safe.push(c);
+        } else {
+            safe.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            changed = true;
+        }
     }
-    Cow::Owned(
-        text.chars()
-            .map(|c| if unsafe_char(c) { format!("\\u{{{:x}}}", u32::from(c)) } else { c.to_string() })
-            .collect(),
-    )
+    if changed { Cow::Owned(safe) } else { Cow::Borrowed(text) }
 }
 
 /// Text for stdout: byte for byte into a pipe or a file (what scripts and
@@ -179,6 +184,8 @@ mod tests {
             terminal_safe("a\u{1b}]0;owned\u{7}b\u{9b}2J\rc\n\td"),
             "a\\u{1b}]0;owned\\u{7}b\\u{9b}2J\\u{d}c\n\td"
         );
+        // A CRLF line ending is left alone; DEL and C1 controls are not.
+        assert_eq!(terminal_safe("line\r\nend\u{7f}"), "line\r\nend\\u{7f}");
         assert!(matches!(terminal_safe("plain text, «ünïcödé», tab\tand\nnewline"), Cow::Borrowed(_)));
     }
 }

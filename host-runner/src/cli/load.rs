@@ -49,8 +49,10 @@ impl LoadArgs {
         }
         if self.json {
             match &outcome {
-                ToolOutcome::Success { value, text } => println!("{}", json!({"ok": value, "text": text})),
-                ToolOutcome::Error { text } => println!("{}", json!({ "error": text })),
+                ToolOutcome::Success { value, text } => {
+                    println!("{}", for_stdout(&json!({"ok": value, "text": text}).to_string()));
+                }
+                ToolOutcome::Error { text } => println!("{}", for_stdout(&json!({ "error": text }).to_string())),
             }
         } else {
             println!("{}", for_stdout(outcome.text()));

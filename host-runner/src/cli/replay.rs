@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use skill_host::scenario::Scenario;
 
-use super::common::{GlobalOptions, pretty};
+use super::common::{GlobalOptions, for_stdout, pretty};
 
 /// Run a scenario file against in-memory providers.
 #[derive(Args)]
@@ -26,7 +26,7 @@ impl ReplayArgs {
         }
         let cache = skill_host::component_cache::default_dir();
         let output = parsed.replay(&global.component()?, global.limits(), cache.as_deref())?;
-        println!("{}", pretty(&output));
+        println!("{}", for_stdout(&pretty(&output)));
         Ok(0)
     }
 }

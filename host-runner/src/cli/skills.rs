@@ -27,7 +27,7 @@ impl SkillsArgs {
         let snapshot = registry.snapshot(Some(Path::new(&cwd)));
         warn_all(&snapshot.warnings);
         if self.json {
-            println!("{}", skills_json(&snapshot));
+            println!("{}", for_stdout(&skills_json(&snapshot).to_string()));
         } else {
             print!("{}", for_stdout(&skills_table(&snapshot)));
         }

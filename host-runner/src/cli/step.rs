@@ -63,7 +63,7 @@ impl StepArgs {
             anyhow::bail!("the pre-step did not enter the step: {outcome:?}");
         };
         if self.json {
-            println!("{}", json!({"kind": "enter", "messages": messages}));
+            println!("{}", for_stdout(&json!({"kind": "enter", "messages": messages}).to_string()));
         } else if !messages.is_empty() {
             let texts: Vec<String> = messages.iter().map(message_text).collect();
             println!("{}", for_stdout(&texts.join("\n\n")));

@@ -16,7 +16,9 @@
 //! are sent to that server (HTTP basic authentication), for the index and for
 //! skill files on the same server, and never shown: skill paths, resource
 //! bases, warnings and errors name every URL without them, since the model
-//! reads some of these.
+//! reads some of these. Credentials an index entry writes into a skill's own
+//! URL are dropped with the rest: only whoever configured the index hands
+//! out credentials.
 //!
 //! A complete listing is cached by the registry like any other, until
 //! something invalidates it: a long-running host that wants to see index
@@ -293,10 +295,12 @@ fn scrub(reason: String, url: &Url) -> String {
         return reason;
     }
     let userinfo = format!("{}:{}@", url.username(), url.password().unwrap_or_default());
-    reason
-        .replace(url.as_str(), shown(url).as_str())
-        .replace(&userinfo, "")
-        .replace(&format!("{}@", url.username()), "")
+    let reason = reason.replace(url.as_str(), shown(url).as_str()).replace(&userinfo, "");
+    match url.username() {
+        // Only a password: there is no `user@` to take out.
+        "" => reason,
+        user => reason.replace(&format!("{user}@"), ""),
+    }
 }
 
 /// The `skills` array of an index.

@@ -38,7 +38,9 @@ impl std::error::Error for OverBudget {}
 pub(crate) struct Budget {
     limit_bytes: usize,
     used_bytes: usize,
-    /// The last growth allowed, taken back if wasmtime then fails to make it.
+    /// The growth just allowed, taken back if wasmtime then fails to make it.
+    /// Cleared by every request, so a failure reported without a request
+    /// before it (wasmtime has a few) takes back nothing.
     pending_bytes: usize,
 }
 
@@ -49,6 +51,7 @@ impl Budget {
 
     /// Allows a growth of `added` bytes if the total stays within the budget.
     fn grow(&mut self, added: usize) -> wasmtime::Result<bool> {
+        self.pending_bytes = 0;
         let total = self.used_bytes.checked_add(added).filter(|&total| total <= self.limit_bytes);
         let Some(total) = total else {
             return Err(wasmtime::Error::new(OverBudget { limit_bytes: self.limit_bytes }));
@@ -70,6 +73,7 @@ impl ResourceLimiter for Budget {
         // Past the memory's own declared maximum, `memory.grow` fails as the
         // wasm spec says (it returns -1); that is not the host's cap.
         if maximum.is_some_and(|maximum| desired > maximum) {
+            self.pending_bytes = 0;
             return Ok(false);
         }
         self.grow(desired.saturating_sub(current))
@@ -82,6 +86,7 @@ impl ResourceLimiter for Budget {
 
     fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
         if maximum.is_some_and(|maximum| desired > maximum) {
+            self.pending_bytes = 0;
             return Ok(false);
         }
         self.grow(desired.saturating_sub(current).saturating_mul(TABLE_ELEMENT_BYTES))
@@ -131,6 +136,18 @@ mod tests {
         assert!(budget.memory_growing(0, 60 * MIB, None).unwrap());
         assert!(budget.memory_grow_failed(wasmtime::Error::msg("no memory")).is_err());
         assert!(budget.memory_growing(0, 60 * MIB, None).unwrap());
+    }
+
+    #[test]
+    fn a_failure_without_a_request_takes_back_nothing() {
+        let mut budget = Budget::new(64 * MIB);
+        assert!(budget.memory_growing(0, 60 * MIB, None).unwrap());
+        // A growth refused by the memory's own maximum, then a failure
+        // reported by wasmtime on its own: the 60 MiB stay counted.
+        assert!(!budget.memory_growing(60 * MIB, 200 * MIB, Some(100 * MIB)).unwrap());
+        assert!(budget.memory_grow_failed(wasmtime::Error::msg("too big")).is_err());
+        assert!(budget.table_grow_failed(wasmtime::Error::msg("overflow")).is_err());
+        assert!(budget.memory_growing(0, 8 * MIB, None).is_err());
     }
 
     #[test]

@@ -464,3 +464,15 @@ fn a_server_without_credentials_gets_none() {
     assert_eq!(*server.authorizations.lock().unwrap(), vec![String::new()]);
     assert_eq!(provider.with_credentials(&Url::parse(&server.url("/x")).unwrap()).as_str(), server.url("/x"));
 }
+
+#[test]
+fn a_password_without_a_user_is_scrubbed_and_nothing_else() {
+    let url = Url::parse("http://:t0ken@example.invalid/skills/a/SKILL.md").unwrap();
+    assert_eq!(
+        scrub(
+            "cannot reach http://:t0ken@example.invalid/skills/a/SKILL.md (mail me@example.invalid)".to_owned(),
+            &url
+        ),
+        "cannot reach http://example.invalid/skills/a/SKILL.md (mail me@example.invalid)"
+    );
+}
