@@ -266,19 +266,22 @@ fn the_node_hosts_unit_tests_pass() {
     assert!(output.status.success(), "node --test hosts/node/test failed:\n{}\n{}", stdout(&output), stderr(&output));
 }
 
-/// A hand-written plugin (handwritten.rs) that decides a catalog of 100
-/// content blocks all naming the same MiB: both hosts refuse to copy 100 MiB
-/// out of a guest capped at 64 MiB, in the same words.
+/// A hand-written plugin (handwritten.rs) that decides a catalog of 100 (or
+/// 300) content blocks all naming the same MiB: both hosts refuse to copy
+/// that out of a guest capped at 64 MiB, in the same words, before the copy
+/// is made (300 MiB would not even fit in the Node host's worker heap).
 #[test]
 fn both_hosts_bound_what_one_import_call_copies_out() {
     let sandbox = Sandbox::new();
-    let plugin = sandbox.path().join("aliased.wasm");
-    std::fs::write(&plugin, crate::handwritten::aliased(100).component()).unwrap();
     let scenario = sandbox.path().join("aliased.json");
     std::fs::write(&scenario, r#"{"steps":[{"op":"pre-step"}]}"#).unwrap();
-    let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario, &[]);
-    let expected = "error: plugin call `pre-step` trapped: too much data is being copied between the host and the guest: \
-                    fuel allocated for hostcalls has been exhausted\n";
-    assert_eq!((rust.code, rust.stderr.as_str()), (Some(3), expected), "skill-host");
-    assert_eq!((node.code, node.stderr.as_str()), (Some(3), expected), "node host");
+    for blocks in [100, 300] {
+        let plugin = sandbox.path().join(format!("aliased-{blocks}.wasm"));
+        std::fs::write(&plugin, crate::handwritten::aliased(blocks).component()).unwrap();
+        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario, &[]);
+        let expected = "error: plugin call `pre-step` trapped: too much data is being copied between the host and the guest: \
+                        fuel allocated for hostcalls has been exhausted\n";
+        assert_eq!((rust.code, rust.stderr.as_str()), (Some(3), expected), "skill-host, {blocks} blocks");
+        assert_eq!((node.code, node.stderr.as_str()), (Some(3), expected), "node host, {blocks} blocks");
+    }
 }

@@ -18,28 +18,43 @@ const flag = new Int32Array(signal);
 class HostImportError extends Error {}
 
 /**
- * Roughly the bytes `value` takes: UTF-8 for strings, 16 per list element or
- * field besides. jco has already lifted the arguments in this thread (whose
- * heap is capped); what goes on to the main thread is capped here at the
- * memory cap, as wasmtime caps one import call's copy (its hostcall fuel), so
- * a plugin pointing many strings at the same bytes cannot make the host
- * allocate many times its own memory.
+ * What one import call's arguments, or one export call's result, may copy
+ * out of the guest: the memory cap, as wasmtime's hostcall fuel is set, so a
+ * plugin pointing many strings at the same bytes cannot make the host
+ * allocate many times its own memory. Strings are counted while jco decodes
+ * them (their UTF-8 bytes, before the copy is made); lists at 32 bytes an
+ * element once lifted (about what wasmtime charges; this thread's heap is
+ * capped besides).
  */
-function copiedBytes(value) {
-  if (typeof value === 'string') return Buffer.byteLength(value);
-  if (Array.isArray(value)) return value.reduce((sum, item) => sum + 16 + copiedBytes(item), 0);
-  if (value !== null && typeof value === 'object') {
-    return Object.values(value).reduce((sum, item) => sum + 16 + copiedBytes(item), 0);
-  }
-  return 8;
+let copied = 0;
+const COPY_EXHAUSTED =
+  'too much data is being copied between the host and the guest: fuel allocated for hostcalls has been exhausted';
+
+function charge(bytes) {
+  copied += bytes;
+  if (copied > maxCopyBytes) throw new HostImportError(COPY_EXHAUSTED);
 }
 
-function hostCall(name, args) {
-  if (copiedBytes(args) > maxCopyBytes) {
-    throw new HostImportError(
-      'too much data is being copied between the host and the guest: fuel allocated for hostcalls has been exhausted',
-    );
+function chargeLists(value) {
+  if (Array.isArray(value)) {
+    charge(32 * value.length);
+    for (const item of value) chargeLists(item);
+  } else if (value !== null && typeof value === 'object') {
+    for (const item of Object.values(value)) chargeLists(item);
   }
+}
+
+// jco lifts every string from the guest's memory through TextDecoder.
+const decodeUtf8 = TextDecoder.prototype.decode;
+TextDecoder.prototype.decode = function decode(input, options) {
+  charge(input?.byteLength ?? 0);
+  return decodeUtf8.call(this, input, options);
+};
+
+function hostCall(name, args) {
+  chargeLists(args);
+  // What the next import or the export's result copies starts afresh.
+  copied = 0;
   Atomics.store(flag, 0, 0);
   importPort.postMessage({ name, args });
   Atomics.wait(flag, 0, 0);
@@ -80,6 +95,7 @@ parentPort.on('message', ({ id, call, args }) => {
     // Instantiation runs the guest's start code: it happens inside the first
     // call, under that call's deadline.
     plugin ??= instantiate((name) => core[name], imports)['dsh:skill/plugin@0.1.0'];
+    copied = 0;
     let result;
     try {
       result = { tag: 'ok', val: plugin[call](...args) };
@@ -87,6 +103,7 @@ parentPort.on('message', ({ id, call, args }) => {
       if (!isDomainError(error)) throw error;
       result = { tag: 'err', val: error.payload };
     }
+    chargeLists(result.val);
     parentPort.postMessage({ id, result });
   } catch (error) {
     parentPort.postMessage({

@@ -1,11 +1,14 @@
 // The memory cap: Node has no store limiter, so the cap is written into the
-// core modules themselves, as one budget for all of them. The memories the
-// component's core modules define share `maxBytes` equally (each gets a
-// maximum of its share, in whole 64 KiB pages), and so do its tables (a
-// table element is counted at 8 bytes, a pointer). Growing past a maximum
-// fails inside the guest (Rust's allocator then aborts with "memory
+// core modules themselves, as one budget divided up front among all of them.
+// A table that declares a maximum is charged that maximum (8 bytes, a
+// pointer, per element); the memories, and any table without a maximum,
+// share the rest equally, each getting a maximum of its share. Growing past
+// it fails inside the guest (Rust's allocator then aborts with "memory
 // allocation of N bytes failed" on stderr) instead of taking the host's
-// memory. A component with many memories cannot multiply the cap.
+// memory, and a component with many memories cannot multiply the cap.
+// (wasmtime keeps a running total instead, so there one memory may use what
+// another leaves; a plugin with a single memory, like the real one, gets the
+// same cap in both hosts.)
 
 const PAGE = 64 * 1024;
 const TABLE_ELEMENT_BYTES = 8;
@@ -74,14 +77,39 @@ function capLimits(bytes, at, cap, what) {
   return { at: cursor, limits: [flags | 0x01, ...writeLeb(min.value), ...writeLeb(max)] };
 }
 
-function countEntries(modules, id) {
-  let count = 0n;
+/** The limits at `at`: `{ flags, min, max (null when undeclared), at }` past them. */
+function readLimits(bytes, at) {
+  const flags = bytes[at];
+  const min = readLeb(bytes, at + 1);
+  if (!(flags & 0x01)) return { flags, min: min.value, max: null, at: min.at };
+  const max = readLeb(bytes, min.at);
+  return { flags, min: min.value, max: max.value, at: max.at };
+}
+
+/** Where a table entry's limits start: past its element type. */
+function tableLimitsAt(bytes, at) {
+  const type = bytes[at];
+  if (type === 0x63 || type === 0x64) return readLeb(bytes, at + 1).at;
+  if (type !== 0x70 && type !== 0x6f) throw new Error(`a table of element type ${type} is not supported`);
+  return at + 1;
+}
+
+/** Every memory and table the modules define, as `{ id, max }`. */
+function entries(modules) {
+  const found = [];
   for (const module of modules) {
     for (const section of sections(module)) {
-      if (section.id === id) count += readLeb(module, section.start).value;
+      if (section.id !== MEMORY_SECTION && section.id !== TABLE_SECTION) continue;
+      const count = readLeb(module, section.start);
+      let cursor = count.at;
+      for (let index = 0n; index < count.value; index++) {
+        const limits = readLimits(module, section.id === TABLE_SECTION ? tableLimitsAt(module, cursor) : cursor);
+        found.push({ id: section.id, max: limits.max });
+        cursor = limits.at;
+      }
     }
   }
-  return count;
+  return found;
 }
 
 /** Rewrites one table or memory section with every entry capped at `cap`. */
@@ -99,12 +127,11 @@ function capSection(bytes, section, cap) {
     // A table: its element type (funcref, externref, or a typed reference
     // with its heap type), then its limits. Tables with an initialiser
     // expression (0x40) are refused rather than left uncapped.
-    const type = bytes[cursor];
-    let typeEnd = cursor + 1;
-    if (type === 0x63 || type === 0x64) typeEnd = readLeb(bytes, typeEnd).at;
-    else if (type !== 0x70 && type !== 0x6f) throw new Error(`a table of element type ${type} is not supported`);
+    const typeEnd = tableLimitsAt(bytes, cursor);
     body.push(...bytes.subarray(cursor, typeEnd));
-    const capped = capLimits(bytes, typeEnd, cap, 'table');
+    // A table that declares a maximum was charged all of it: it keeps it.
+    const declared = readLimits(bytes, typeEnd).max;
+    const capped = capLimits(bytes, typeEnd, declared ?? cap, 'table');
     body.push(...capped.limits);
     cursor = capped.at;
   }
@@ -113,17 +140,24 @@ function capSection(bytes, section, cap) {
 }
 
 /**
- * Returns copies of the core modules (`{ name: bytes }`) whose memories
- * together cannot grow beyond `maxBytes`, nor their tables beyond
- * `maxBytes` of elements. Throws when a memory or table starts larger than
- * its share.
+ * Returns copies of the core modules (`{ name: bytes }`) whose memories and
+ * tables together cannot grow beyond `maxBytes` (see the top of this file).
+ * Throws when one starts larger than its share, or when the tables'
+ * declared maximums alone exceed the cap.
  */
 export function capMemory(modules, maxBytes) {
-  const all = Object.values(modules);
-  const memories = countEntries(all, MEMORY_SECTION);
-  const tables = countEntries(all, TABLE_SECTION);
-  const memoryCap = BigInt(Math.floor(maxBytes / PAGE)) / (memories > 0n ? memories : 1n);
-  const tableCap = BigInt(Math.floor(maxBytes / TABLE_ELEMENT_BYTES)) / (tables > 0n ? tables : 1n);
+  const all = entries(Object.values(modules));
+  const budget = BigInt(maxBytes);
+  const fixed = all
+    .filter((entry) => entry.id === TABLE_SECTION && entry.max !== null)
+    .reduce((sum, table) => sum + table.max * BigInt(TABLE_ELEMENT_BYTES), 0n);
+  if (fixed > budget) {
+    throw new Error(`the plugin's tables declare ${fixed} bytes, more than the memory cap of ${budget}`);
+  }
+  const sharing = BigInt(all.filter((entry) => entry.id === MEMORY_SECTION || entry.max === null).length);
+  const share = (budget - fixed) / (sharing > 0n ? sharing : 1n);
+  const memoryCap = share / BigInt(PAGE);
+  const tableCap = share / BigInt(TABLE_ELEMENT_BYTES);
   const capped = {};
   for (const [name, bytes] of Object.entries(modules)) {
     const parts = [bytes.subarray(0, 8)];

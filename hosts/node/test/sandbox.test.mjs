@@ -63,6 +63,22 @@ test('memories share the cap, however many modules define them', () => {
   }
 });
 
+test('a table that declares a maximum is charged it; the memories share the rest', () => {
+  // GROWER's memory beside TABLE_GROWER's table, given a maximum of 8192
+  // elements (64 KiB): a 3-page cap leaves the memory 2 pages.
+  const bounded = Uint8Array.from(TABLE_GROWER);
+  const limits = bounded.indexOf(112) + 1; // funcref, then the limits: flags 0, min 1
+  bounded.set([1, 1], limits); // flags 1 (has max), min 1 …
+  const withMax = Buffer.concat([bounded.subarray(0, limits + 2), Uint8Array.from([0x80, 0x40]), bounded.subarray(limits + 2)]);
+  withMax[limits - 3] += 2; // the table section's size
+  const capped = capMemory({ memory: GROWER, table: withMax }, 3 * 64 * 1024);
+  const memory = instance(capped.memory);
+  assert.equal(memory.grow(1), 1);
+  assert.equal(memory.grow(1), -1);
+  assert.equal(instance(capped.table).grow(8191), 1);
+  assert.throws(() => capMemory({ table: withMax }, 1024), /tables declare 65536 bytes, more than the memory cap/);
+});
+
 test('tables share the cap too, at a pointer per element', () => {
   assert.equal(instance(TABLE_GROWER).grow(100_000), 1);
   const table = instance(capMemory({ table: TABLE_GROWER }, 80).table);
