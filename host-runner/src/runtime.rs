@@ -48,7 +48,8 @@ pub struct SandboxLimits {
     pub timeout: Duration,
     /// Cap on the plugin's linear memories and tables together (SPEC §8
     /// default: 64 MiB). It also bounds what the host copies out of the
-    /// guest in one import call (wasmtime's hostcall fuel).
+    /// guest for one import call's arguments or one export's result
+    /// (wasmtime's hostcall fuel).
     pub memory_bytes: usize,
     /// Caps on what one call may return, checked before the host uses it.
     pub output: OutputLimits,
@@ -275,8 +276,9 @@ impl PluginRuntime {
         let state = CallState { wasi, table: ResourceTable::new(), budget, host: CallHost::detached() };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.budget);
-        // What one import call may copy out of the guest (strings and lists,
-        // aliased or not) is bounded by the same budget.
+        // What one import call's arguments or one export's result may copy
+        // out of the guest (strings and lists, aliased or not) is bounded by
+        // the same budget.
         store.set_hostcall_fuel(self.limits.memory_bytes);
         store.set_epoch_deadline(deadline_ticks(self.limits));
         let configured = (|| {
