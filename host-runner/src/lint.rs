@@ -297,9 +297,8 @@ fn expected_name(path: &Path) -> Option<(String, NamePlace)> {
 /// with the line of the offending byte.
 fn read_text(path: &Path) -> Result<String, TextFinding> {
     let unreadable = |message: String| TextFinding { line: None, severity: Severity::Error, message };
+    // The kind and size are judged on the file opened (`read_skill_bytes`).
     match fs::metadata(path) {
-        // Reading a FIFO would block.
-        Ok(meta) if !meta.is_file() => return Err(unreadable("not a regular file".to_string())),
         Ok(_) => {}
         Err(error) if fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink()) => {
             return Err(unreadable(format!("broken symbolic link: {error}")));

@@ -413,9 +413,10 @@ enum SkillText {
 /// Reads a skill file. `Err` only for failures that leave its state unknown
 /// (permission denied, I/O error).
 fn read_skill_text(path: &Path) -> io::Result<SkillText> {
-    // Check the kind first: reading a FIFO named `SKILL.md` would block.
-    let meta = match fs::metadata(path) {
-        Ok(meta) => meta,
+    // Following links: a dangling one is refused, a missing file is absent.
+    // The kind and size are judged on the file opened (`read_skill_bytes`).
+    match fs::metadata(path) {
+        Ok(_) => {}
         Err(error) if is_absent(&error) || is_symlink_loop(&error) => {
             return Ok(if is_symlink(path) {
                 SkillText::Refused(format!("broken symbolic link: {error}"))
@@ -424,9 +425,6 @@ fn read_skill_text(path: &Path) -> io::Result<SkillText> {
             });
         }
         Err(error) => return Err(error),
-    };
-    if !meta.is_file() {
-        return Ok(SkillText::Refused("not a regular file".to_string()));
     }
     let bytes = match read_skill_bytes(path) {
         Ok(Ok(bytes)) => bytes,

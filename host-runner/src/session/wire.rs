@@ -164,18 +164,12 @@ pub(super) fn parse_header(line: &LineEnvelope) -> Result<SessionHeader, String>
 /// UTF-16 surrogate (JavaScript cuts strings by code unit, so a truncated
 /// description can end inside an emoji), read as U+FFFD as it reaches the
 /// plugin from the Node host too; and a key given twice in an object, where
-/// the last one counts.
+/// the last one counts (a `Value` keeps the last; a derived struct refuses
+/// both). The first parse's error stands when the line is not JSON at all.
 pub(super) fn from_line<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
     serde_json::from_slice(text).or_else(|error| {
         let repaired = without_lone_surrogates(text);
-        let text = repaired.as_deref().unwrap_or(text);
-        if repaired.is_some()
-            && let Ok(parsed) = serde_json::from_slice(text)
-        {
-            return Ok(parsed);
-        }
-        // A `Value` keeps the last of duplicate keys; a derived struct refuses them.
-        serde_json::from_slice::<Value>(text).and_then(T::deserialize).map_err(|_| error)
+        serde_json::from_slice::<Value>(repaired.as_deref().unwrap_or(text)).and_then(T::deserialize).map_err(|_| error)
     })
 }
 
@@ -198,7 +192,7 @@ fn without_lone_surrogates(text: &[u8]) -> Option<Vec<u8>> {
             continue;
         }
         let lone = match escaped_unit(at) {
-            // Any other escape is two bytes: `\\\\` must not start a `\\u`.
+            // Any other escape is two bytes: `\\` must not start a `\u`.
             None => {
                 at += 2;
                 continue;
