@@ -179,7 +179,12 @@ impl Plugin {
             Decision::Enter(messages) => {
                 let count = u32::try_from(messages.len())
                     .map_err(|_| HostError::Input(format!("{} proposed messages are too many", messages.len())))?;
-                (api::Proposal::Enter(count), messages.iter().map(message_to_wit).collect::<Result<_, _>>()?)
+                let proposed = match messages.as_slice() {
+                    // The steady step: nothing to convert.
+                    [] => Vec::new(),
+                    messages => messages.iter().map(message_to_wit).collect::<Result<_, _>>()?,
+                };
+                (api::Proposal::Enter(count), proposed)
             }
             Decision::Reject(_) => (api::Proposal::Reject, Vec::new()),
         };

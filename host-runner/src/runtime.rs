@@ -159,6 +159,9 @@ pub struct PluginRuntime {
     engine: Engine,
     pre: SkillPluginPre<CallState>,
     limits: SandboxLimits,
+    /// Worked out from `limits` once, not on every call.
+    deadline_ticks: u64,
+    provider_window: Duration,
     config: String,
     /// The ticker's count, under [`DeadlineClock::Ticker`].
     ticks: Option<Arc<TickCount>>,
@@ -209,7 +212,16 @@ impl PluginRuntime {
             DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
             DeadlineClock::Manual => None,
         };
-        let runtime = Self { engine, pre, limits, config: config.to_owned(), ticks, idle: Mutex::new(Vec::new()) };
+        let runtime = Self {
+            engine,
+            pre,
+            limits,
+            deadline_ticks: deadline_ticks(limits),
+            provider_window: provider_window(limits.timeout),
+            config: config.to_owned(),
+            ticks,
+            idle: Mutex::new(Vec::new()),
+        };
         // Configure one instance now, so a refused configuration fails here.
         runtime.call("configure", CallHost::detached(), |_, _| Ok(()))?;
         Ok(runtime)
@@ -240,10 +252,7 @@ impl PluginRuntime {
             Some(instance) => instance,
             None => Box::new(self.instantiate(name)?),
         };
-        // Time spent in providers counts against the epoch deadline too, so
-        // they get the same deadline, less the plugin's reserve.
-        let timeout = self.limits.timeout;
-        let window = timeout - (timeout / 4).min(MAX_PLUGIN_RESERVE);
+        let window = self.provider_window;
         let provider_deadline = match &self.ticks {
             // The call starts at the ticker's current tick (at most a tick
             // before now): no clock is read unless a provider is asked.
@@ -253,7 +262,7 @@ impl PluginRuntime {
             None => ProviderDeadline::At(Instant::now().checked_add(window)),
         };
         instance.store.data_mut().host = CallHost { provider_deadline, ..host };
-        instance.store.set_epoch_deadline(deadline_ticks(self.limits));
+        instance.store.set_epoch_deadline(self.deadline_ticks);
         match body(&mut instance.store, &instance.plugin) {
             Ok(result) => {
                 // Release the registry and session before the instance idles.
@@ -280,7 +289,7 @@ impl PluginRuntime {
         // out of the guest (strings and lists, aliased or not) is bounded by
         // the same budget.
         store.set_hostcall_fuel(self.limits.memory_bytes);
-        store.set_epoch_deadline(deadline_ticks(self.limits));
+        store.set_epoch_deadline(self.deadline_ticks);
         let configured = (|| {
             let plugin = self.pre.instantiate(&mut store)?;
             let accepted = plugin.dsh_skill_plugin().call_configure(&mut store, &self.config)?;
@@ -356,6 +365,13 @@ fn catch_up(mut advanced: u64, elapsed: Duration, mut increment: impl FnMut()) -
 /// Whole epoch ticks in `duration`, rounded up.
 fn ticks(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos().div_ceil(EPOCH_TICK.as_nanos())).unwrap_or(u64::MAX)
+}
+
+/// How long providers may take in a call: time spent in them counts against
+/// the epoch deadline too, so they get the same deadline, less the plugin's
+/// reserve.
+fn provider_window(timeout: Duration) -> Duration {
+    timeout - (timeout / 4).min(MAX_PLUGIN_RESERVE)
 }
 
 /// How many ticks past the current epoch a call may run.

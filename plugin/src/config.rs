@@ -24,11 +24,15 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { catalog_description_max_length: DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH, user_invocation: false }
+        Self::DEFAULT
     }
 }
 
 impl Config {
+    /// The configuration of `{}`.
+    pub const DEFAULT: Self =
+        Self { catalog_description_max_length: DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH, user_invocation: false };
+
     /// Parses and validates configuration JSON. An empty text means defaults.
     pub fn parse(json: &str) -> Result<Self, String> {
         if json.trim().is_empty() {

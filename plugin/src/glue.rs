@@ -23,7 +23,7 @@ struct State {
 }
 
 thread_local! {
-    static STATE: RefCell<State> = RefCell::new(State { config: Config::default(), memory: Memory::default() });
+    static STATE: RefCell<State> = const { RefCell::new(State { config: Config::DEFAULT, memory: Memory::new() }) };
 }
 
 struct Plugin;

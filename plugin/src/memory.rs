@@ -5,7 +5,10 @@
 //! - the catalog digest (or "not a catalog") of each session message read,
 //!   keyed by the host's session key and the seq, since events never change;
 //! - what the last history scan of each session concluded, with the history
-//!   version it was made at (equal versions mean an unchanged history).
+//!   version it was made at (equal versions mean an unchanged history);
+//! - the last step found already showing the current catalog, by session,
+//!   history version and registry revision: the next steady step compares
+//!   three integers and is done.
 //!
 //! Both are bounded; forgetting only costs recomputation.
 
@@ -48,12 +51,17 @@ impl Hasher for IntegerHasher {
 type IntegerMap<K, V> = HashMap<K, V, BuildHasherDefault<IntegerHasher>>;
 
 /// The instance's memory. Dropped with the instance (after any trap).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Memory {
     /// Most recently used last.
     catalogs: Vec<(u64, Rc<Catalog>)>,
     digests: IntegerMap<(u64, u64), Option<CatalogDigest>>,
     histories: IntegerMap<u64, (u64, CatalogHistory)>,
+    /// (session, history version, registry revision) of the last step found
+    /// already current. What that concluded never changes: events and a
+    /// revision's skill list are immutable, and the configuration is fixed
+    /// for the memory's lifetime.
+    current: Option<(u64, u64, u64)>,
 }
 
 impl std::fmt::Debug for IntegerHasher {
@@ -62,7 +70,24 @@ impl std::fmt::Debug for IntegerHasher {
     }
 }
 
+impl Default for Memory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Memory {
+    /// Remembers nothing yet. A `const fn`, so the instance's state needs no
+    /// lazy initialisation check on every call.
+    pub const fn new() -> Self {
+        Self {
+            catalogs: Vec::new(),
+            digests: HashMap::with_hasher(BuildHasherDefault::new()),
+            histories: HashMap::with_hasher(BuildHasherDefault::new()),
+            current: None,
+        }
+    }
+
     /// The revision of the catalog remembered last, to offer the registry:
     /// the instance does not know which working directory a call is for, and
     /// the last one is the likeliest to be asked about again.
@@ -75,6 +100,11 @@ impl Memory {
         self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| Rc::clone(catalog))
     }
 
+    /// The digest of the catalog remembered for `revision`.
+    pub fn catalog_digest(&self, revision: u64) -> Option<CatalogDigest> {
+        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| catalog.digest)
+    }
+
     /// Remembers the catalog of a complete snapshot, forgetting the oldest
     /// when full.
     pub fn remember_catalog(&mut self, revision: u64, catalog: Rc<Catalog>) {
@@ -83,6 +113,18 @@ impl Memory {
             self.catalogs.remove(0);
         }
         self.catalogs.push((revision, catalog));
+    }
+
+    /// Whether `step` (session, history version, registry revision) was
+    /// found already showing the current catalog.
+    #[inline]
+    pub fn is_current(&self, step: (u64, u64, u64)) -> bool {
+        self.current == Some(step)
+    }
+
+    /// Remembers that `step` already shows the current catalog.
+    pub fn remember_current(&mut self, step: (u64, u64, u64)) {
+        self.current = Some(step);
     }
 
     /// The digest remembered for a session message: `Some(None)` means "known not a catalog".

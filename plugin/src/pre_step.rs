@@ -71,6 +71,11 @@ impl CatalogHistory {
 /// and returns what to change, in the shape the host's `step.decide` takes:
 /// proposed messages kept by their index, the rest added. `None` when the
 /// proposal stands as it is (always for a reject): nothing to send.
+///
+/// Inlined into the export, so that the steady step (see
+/// [`already_current`]) is a few comparisons with no call: in WebAssembly
+/// every call costs about as much as the comparisons themselves.
+#[inline]
 pub fn pre_step(
     config: &Config,
     memory: &mut Memory,
@@ -79,10 +84,23 @@ pub fn pre_step(
     registry: &impl Registry,
     session: &impl SessionHistory,
 ) -> Result<Option<Vec<DecidedMessage>>, StepError> {
-    // 1. A reject passes through unchanged.
-    let Decision::Enter(proposed) = decision else {
-        return Ok(None);
-    };
+    match decision {
+        // 1. A reject passes through unchanged.
+        Decision::Reject => Ok(None),
+        Decision::Enter(proposed) if proposed.is_empty() && already_current(memory, context) => Ok(None),
+        Decision::Enter(proposed) => decide(config, memory, context, proposed, registry, session),
+    }
+}
+
+/// The pre-step for an entering proposal that memory alone cannot settle.
+fn decide(
+    config: &Config,
+    memory: &mut Memory,
+    context: &StepContext,
+    proposed: Vec<Message>,
+    registry: &impl Registry,
+    session: &impl SessionHistory,
+) -> Result<Option<Vec<DecidedMessage>>, StepError> {
     let count = proposed.len();
     let entries = enter(config, memory, context, proposed, registry, session)?;
     let unchanged = entries.len() == count
@@ -99,6 +117,38 @@ pub fn pre_step(
             })
             .collect(),
     ))
+}
+
+/// The steady step, decided from memory alone: the step is not aborted, the
+/// tool is visible, and the catalog of the host's registry revision is the
+/// one the history of this version shows. With nothing proposed, steps 2 to
+/// 8 then change nothing (step 8 with no duplicate to drop, and no `/name`
+/// to load), so there is nothing to read and nothing to decide. Once found,
+/// it stays true for that session, history version and revision, which is
+/// all the next steady step compares.
+#[inline]
+fn already_current(memory: &mut Memory, context: &StepContext) -> bool {
+    if context.aborted || context.tool_view != ToolView::Visible {
+        return false;
+    }
+    let Some(revision) = context.registry_revision else {
+        return false;
+    };
+    let step = (context.session, context.history_version, revision);
+    memory.is_current(step) || found_current(memory, step)
+}
+
+/// Whether the catalog remembered for the step's revision is the one the
+/// history remembered for its session and version shows; remembers it if so.
+fn found_current(memory: &mut Memory, step: (u64, u64, u64)) -> bool {
+    let (session, version, revision) = step;
+    let current = memory.catalog_digest(revision).is_some_and(|digest| {
+        memory.history(session, version).is_some_and(|history| history.visible_digest == Some(digest))
+    });
+    if current {
+        memory.remember_current(step);
+    }
+    current
 }
 
 /// A message of the decision being made, with its index in the proposal
@@ -775,6 +825,32 @@ mod tests {
         context.registry_revision = Some(99);
         step(&mut memory, &context, &session).unwrap();
         assert_eq!(registry.snapshots_taken.get(), 2);
+    }
+
+    #[test]
+    fn a_step_decided_from_memory_still_stops_on_abort_retires_for_a_hidden_tool_and_reads_proposals() {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        let mut session = FakeSession::default();
+        let published = catalog_of(&[("a", "One.")]).initial_message(false);
+        session.push(published.clone());
+        let mut memory = Memory::default();
+        let steady = StepContext { registry_revision: Some(1), ..context(ToolView::Visible) };
+        let mut step = |context: &StepContext, proposed: Vec<Message>| {
+            applied(&Config::default(), &mut memory, context, Decision::Enter(proposed), &registry, &session)
+        };
+        // The first step reads the registry and the history, the second finds
+        // them current and remembers so, the third only compares.
+        for _ in 0..3 {
+            assert_eq!(step(&steady, vec![]), Ok(Decision::Enter(vec![])));
+        }
+        // None of these is that steady step.
+        assert_eq!(step(&StepContext { aborted: true, ..steady }, vec![]), Err(StepError::Aborted));
+        assert_eq!(
+            step(&StepContext { tool_view: ToolView::Hidden, ..steady }, vec![]),
+            Ok(Decision::Enter(vec![catalog_of(&[]).replacement_message(false)]))
+        );
+        assert_eq!(step(&steady, vec![user("hi"), published]), Ok(Decision::Enter(vec![user("hi")])));
+        assert_eq!(step(&steady, vec![]), Ok(Decision::Enter(vec![])));
     }
 
     #[test]

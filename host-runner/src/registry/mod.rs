@@ -77,8 +77,10 @@ struct Cache {
     /// Bumped by every invalidation; a collect that saw it move is superseded.
     generation: u64,
     /// Keyed by the cwd's bytes (empty for no cwd): hashing the raw bytes
-    /// rather than a `Path`'s components keeps a steady-state lookup cheap.
-    entries: HashMap<OsString, Arc<RegistrySnapshot>>,
+    /// rather than a `Path`'s components, with foldhash rather than SipHash,
+    /// keeps a steady-state lookup cheap (it is on every pre-step). The map
+    /// holds at most `capacity` entries, so colliding keys cannot make it slow.
+    entries: HashMap<OsString, Arc<RegistrySnapshot>, foldhash::fast::RandomState>,
     /// Insertion order, oldest first, for eviction.
     order: VecDeque<OsString>,
 }
@@ -106,7 +108,7 @@ impl SkillRegistry {
     pub fn with_cache_capacity(capacity: usize) -> Self {
         Self {
             contents: Mutex::new(Contents { providers: Vec::new(), runtime: Vec::new() }),
-            cache: Mutex::new(Cache { generation: 0, entries: HashMap::new(), order: VecDeque::new() }),
+            cache: Mutex::new(Cache { generation: 0, entries: HashMap::default(), order: VecDeque::new() }),
             capacity: capacity.max(1),
         }
     }
