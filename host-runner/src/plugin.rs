@@ -180,7 +180,8 @@ impl Plugin {
                 let count = u32::try_from(messages.len())
                     .map_err(|_| HostError::Input(format!("{} proposed messages are too many", messages.len())))?;
                 let proposed = match messages.as_slice() {
-                    // The steady step: nothing to convert.
+                    // The steady step: nothing to convert (collecting even no
+                    // messages through `Result` cost ~60 instructions a step).
                     [] => Vec::new(),
                     messages => messages.iter().map(message_to_wit).collect::<Result<_, _>>()?,
                 };

@@ -6,11 +6,13 @@
 //!   keyed by the host's session key and the seq, since events never change;
 //! - what the last history scan of each session concluded, with the history
 //!   version it was made at (equal versions mean an unchanged history);
-//! - the last step found already showing the current catalog, by session,
-//!   history version and registry revision: the next steady step compares
-//!   three integers and is done.
+//! - the last step found already showing the current catalog (a
+//!   [`SteadyStep`]): the next steady step compares three integers and is done.
 //!
-//! Both are bounded; forgetting only costs recomputation.
+//! The first three are bounded, and forgetting them only costs
+//! recomputation. The steady step is one slot, and it outlives the catalog
+//! and the history it was found from on purpose: what they concluded about
+//! that session, version and revision can never change.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -50,18 +52,31 @@ impl Hasher for IntegerHasher {
 
 type IntegerMap<K, V> = HashMap<K, V, BuildHasherDefault<IntegerHasher>>;
 
+/// A step the pre-step may settle from memory: with nothing proposed, a
+/// visible tool and no abort, a step of this session at this history version
+/// and registry revision already shows the current catalog. That never stops
+/// being true: a session's events never change under one history version, a
+/// revision's skill list never changes, and the configuration is fixed for
+/// the memory's lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SteadyStep {
+    /// The host's session key.
+    pub session: u64,
+    /// The session's history version.
+    pub history_version: u64,
+    /// The registry revision the host holds.
+    pub registry_revision: u64,
+}
+
 /// The instance's memory. Dropped with the instance (after any trap).
 #[derive(Debug)]
 pub struct Memory {
-    /// Most recently used last.
+    /// In the order they were remembered, oldest first.
     catalogs: Vec<(u64, Rc<Catalog>)>,
     digests: IntegerMap<(u64, u64), Option<CatalogDigest>>,
     histories: IntegerMap<u64, (u64, CatalogHistory)>,
-    /// (session, history version, registry revision) of the last step found
-    /// already current. What that concluded never changes: events and a
-    /// revision's skill list are immutable, and the configuration is fixed
-    /// for the memory's lifetime.
-    current: Option<(u64, u64, u64)>,
+    /// The last step found already showing the current catalog.
+    steady: Option<SteadyStep>,
 }
 
 impl std::fmt::Debug for IntegerHasher {
@@ -84,7 +99,7 @@ impl Memory {
             catalogs: Vec::new(),
             digests: HashMap::with_hasher(BuildHasherDefault::new()),
             histories: HashMap::with_hasher(BuildHasherDefault::new()),
-            current: None,
+            steady: None,
         }
     }
 
@@ -97,12 +112,16 @@ impl Memory {
 
     /// The catalog remembered for `revision`.
     pub fn catalog(&self, revision: u64) -> Option<Rc<Catalog>> {
-        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| Rc::clone(catalog))
+        self.find_catalog(revision).map(Rc::clone)
     }
 
     /// The digest of the catalog remembered for `revision`.
     pub fn catalog_digest(&self, revision: u64) -> Option<CatalogDigest> {
-        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| catalog.digest)
+        self.find_catalog(revision).map(|catalog| catalog.digest)
+    }
+
+    fn find_catalog(&self, revision: u64) -> Option<&Rc<Catalog>> {
+        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| catalog)
     }
 
     /// Remembers the catalog of a complete snapshot, forgetting the oldest
@@ -115,16 +134,15 @@ impl Memory {
         self.catalogs.push((revision, catalog));
     }
 
-    /// Whether `step` (session, history version, registry revision) was
-    /// found already showing the current catalog.
+    /// Whether `step` is the step last found already showing the current catalog.
     #[inline]
-    pub fn is_current(&self, step: (u64, u64, u64)) -> bool {
-        self.current == Some(step)
+    pub fn is_steady(&self, step: SteadyStep) -> bool {
+        self.steady == Some(step)
     }
 
     /// Remembers that `step` already shows the current catalog.
-    pub fn remember_current(&mut self, step: (u64, u64, u64)) {
-        self.current = Some(step);
+    pub fn remember_steady(&mut self, step: SteadyStep) {
+        self.steady = Some(step);
     }
 
     /// The digest remembered for a session message: `Some(None)` means "known not a catalog".

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::catalog::{self, Catalog, CatalogDigest, PLUGIN_NAME, SKILL_CATALOG_KIND};
 use crate::config::Config;
 use crate::gesture::{invocation_source, invoked_skill_names};
-use crate::memory::Memory;
+use crate::memory::{Memory, SteadyStep};
 use crate::tool::{self, SkillResult};
 use crate::types::{
     ContentBlock, DecidedMessage, Decision, Message, Registry, RegistryError, SessionHistory, SnapshotAnswer,
@@ -131,24 +131,23 @@ fn already_current(memory: &mut Memory, context: &StepContext) -> bool {
     if context.aborted || context.tool_view != ToolView::Visible {
         return false;
     }
-    let Some(revision) = context.registry_revision else {
+    let Some(registry_revision) = context.registry_revision else {
         return false;
     };
-    let step = (context.session, context.history_version, revision);
-    memory.is_current(step) || found_current(memory, step)
+    let step = SteadyStep { session: context.session, history_version: context.history_version, registry_revision };
+    memory.is_steady(step) || found_steady(memory, step)
 }
 
 /// Whether the catalog remembered for the step's revision is the one the
 /// history remembered for its session and version shows; remembers it if so.
-fn found_current(memory: &mut Memory, step: (u64, u64, u64)) -> bool {
-    let (session, version, revision) = step;
-    let current = memory.catalog_digest(revision).is_some_and(|digest| {
-        memory.history(session, version).is_some_and(|history| history.visible_digest == Some(digest))
+fn found_steady(memory: &mut Memory, step: SteadyStep) -> bool {
+    let steady = memory.catalog_digest(step.registry_revision).is_some_and(|digest| {
+        memory.history(step.session, step.history_version).is_some_and(|history| history.visible_digest == Some(digest))
     });
-    if current {
-        memory.remember_current(step);
+    if steady {
+        memory.remember_steady(step);
     }
-    current
+    steady
 }
 
 /// A message of the decision being made, with its index in the proposal
@@ -851,6 +850,66 @@ mod tests {
         );
         assert_eq!(step(&steady, vec![user("hi"), published]), Ok(Decision::Enter(vec![user("hi")])));
         assert_eq!(step(&steady, vec![]), Ok(Decision::Enter(vec![])));
+    }
+
+    #[test]
+    fn only_the_same_session_history_version_and_revision_is_settled_from_memory() {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        let mut seven = FakeSession::default();
+        seven.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let eight = FakeSession::default();
+        let mut memory = Memory::default();
+        let steady = StepContext { registry_revision: Some(1), ..context(ToolView::Visible) };
+        let mut step = |context: &StepContext, session: &FakeSession| {
+            applied(&Config::default(), &mut memory, context, Decision::Enter(vec![]), &registry, session)
+        };
+        for _ in 0..3 {
+            assert_eq!(step(&steady, &seven), Ok(Decision::Enter(vec![])));
+        }
+        // Another session, at the same history version and revision, shows no catalog yet.
+        assert_eq!(
+            step(&StepContext { session: 8, ..steady }, &eight),
+            Ok(Decision::Enter(vec![catalog_of(&[("a", "One.")]).initial_message(false)]))
+        );
+        // The registry moves on and the history does not: a replacement, as
+        // often as the host asks without appending it.
+        if let Ok(snapshot) = &mut *registry.snapshot.borrow_mut() {
+            snapshot.revision = 2;
+            snapshot.skills[0].description = "Changed.".to_owned();
+        }
+        let moved = StepContext { registry_revision: Some(2), ..steady };
+        for _ in 0..3 {
+            assert_eq!(
+                step(&moved, &seven),
+                Ok(Decision::Enter(vec![catalog_of(&[("a", "Changed.")]).replacement_message(false)]))
+            );
+        }
+        // Back at the revision the session shows.
+        assert_eq!(step(&steady, &seven), Ok(Decision::Enter(vec![])));
+    }
+
+    #[test]
+    fn a_steady_step_stays_steady_after_its_catalog_and_history_are_forgotten() {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        let mut session = FakeSession::default();
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let mut memory = Memory::default();
+        let steady = StepContext { registry_revision: Some(1), ..context(ToolView::Visible) };
+        for _ in 0..2 {
+            let decided =
+                applied(&Config::default(), &mut memory, &steady, Decision::Enter(vec![]), &registry, &session);
+            assert_eq!(decided, Ok(Decision::Enter(vec![])));
+        }
+        assert_eq!((registry.snapshots_taken.get(), session.pages_read.get()), (1, 1));
+        // Sixteen other revisions push revision 1's catalog out.
+        for revision in 100..116 {
+            memory.remember_catalog(revision, Rc::new(catalog_of(&[("b", "Two.")])));
+        }
+        assert!(memory.catalog(1).is_none());
+        // Nothing is asked again: what the step concluded cannot have changed.
+        let decided = applied(&Config::default(), &mut memory, &steady, Decision::Enter(vec![]), &registry, &session);
+        assert_eq!(decided, Ok(Decision::Enter(vec![])));
+        assert_eq!((registry.snapshots_taken.get(), session.pages_read.get()), (1, 1));
     }
 
     #[test]
