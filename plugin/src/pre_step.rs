@@ -468,6 +468,20 @@ mod tests {
         }
     }
 
+    /// A registry listing skill `a` (revision 1) and a session that already
+    /// shows its catalog.
+    fn published_a() -> (FakeRegistry, FakeSession) {
+        let registry = FakeRegistry::with(&[("a", "One.")]);
+        let mut session = FakeSession::default();
+        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        (registry, session)
+    }
+
+    /// A visible step of session 7 at history version 0, the host holding revision 1.
+    fn steady_context() -> StepContext {
+        StepContext { registry_revision: Some(1), ..context(ToolView::Visible) }
+    }
+
     fn catalog_of(skills: &[(&str, &str)]) -> Catalog {
         let registry = FakeRegistry::with(skills);
         let snapshot = registry.snapshot.borrow().clone().unwrap();
@@ -483,9 +497,7 @@ mod tests {
 
     #[test]
     fn nothing_on_an_unchanged_step() {
-        let registry = FakeRegistry::with(&[("a", "One.")]);
-        let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let (registry, session) = published_a();
         assert_eq!(run(&registry, &session, vec![user("hi")]), vec![user("hi")]);
     }
 
@@ -671,9 +683,7 @@ mod tests {
 
     #[test]
     fn a_steady_step_with_remembered_state_copies_no_skills_and_no_message_content() {
-        let registry = FakeRegistry::with(&[("a", "One.")]);
-        let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let (registry, mut session) = published_a();
         for _ in 0..20 {
             session.push(user("chatter"));
         }
@@ -798,9 +808,7 @@ mod tests {
 
     #[test]
     fn the_hosts_revision_and_history_version_spare_every_call_when_nothing_changed() {
-        let registry = FakeRegistry::with(&[("a", "One.")]);
-        let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let (registry, mut session) = published_a();
         let mut memory = Memory::default();
         let mut context = context(ToolView::Visible);
         let step = |memory: &mut Memory, context: &StepContext, session: &FakeSession| {
@@ -833,7 +841,7 @@ mod tests {
         let published = catalog_of(&[("a", "One.")]).initial_message(false);
         session.push(published.clone());
         let mut memory = Memory::default();
-        let steady = StepContext { registry_revision: Some(1), ..context(ToolView::Visible) };
+        let steady = steady_context();
         let mut step = |context: &StepContext, proposed: Vec<Message>| {
             applied(&Config::default(), &mut memory, context, Decision::Enter(proposed), &registry, &session)
         };
@@ -859,7 +867,7 @@ mod tests {
         seven.push(catalog_of(&[("a", "One.")]).initial_message(false));
         let eight = FakeSession::default();
         let mut memory = Memory::default();
-        let steady = StepContext { registry_revision: Some(1), ..context(ToolView::Visible) };
+        let steady = steady_context();
         let mut step = |context: &StepContext, session: &FakeSession| {
             applied(&Config::default(), &mut memory, context, Decision::Enter(vec![]), &registry, session)
         };
@@ -890,11 +898,9 @@ mod tests {
 
     #[test]
     fn a_steady_step_stays_steady_after_its_catalog_and_history_are_forgotten() {
-        let registry = FakeRegistry::with(&[("a", "One.")]);
-        let mut session = FakeSession::default();
-        session.push(catalog_of(&[("a", "One.")]).initial_message(false));
+        let (registry, session) = published_a();
         let mut memory = Memory::default();
-        let steady = StepContext { registry_revision: Some(1), ..context(ToolView::Visible) };
+        let steady = steady_context();
         for _ in 0..2 {
             let decided =
                 applied(&Config::default(), &mut memory, &steady, Decision::Enter(vec![]), &registry, &session);
