@@ -470,7 +470,7 @@ mod tests {
 
     /// A registry listing skill `a` (revision 1) and a session that already
     /// shows its catalog.
-    fn published_a() -> (FakeRegistry, FakeSession) {
+    fn published_skill_a() -> (FakeRegistry, FakeSession) {
         let registry = FakeRegistry::with(&[("a", "One.")]);
         let mut session = FakeSession::default();
         session.push(catalog_of(&[("a", "One.")]).initial_message(false));
@@ -497,7 +497,7 @@ mod tests {
 
     #[test]
     fn nothing_on_an_unchanged_step() {
-        let (registry, session) = published_a();
+        let (registry, session) = published_skill_a();
         assert_eq!(run(&registry, &session, vec![user("hi")]), vec![user("hi")]);
     }
 
@@ -683,7 +683,7 @@ mod tests {
 
     #[test]
     fn a_steady_step_with_remembered_state_copies_no_skills_and_no_message_content() {
-        let (registry, mut session) = published_a();
+        let (registry, mut session) = published_skill_a();
         for _ in 0..20 {
             session.push(user("chatter"));
         }
@@ -808,7 +808,7 @@ mod tests {
 
     #[test]
     fn the_hosts_revision_and_history_version_spare_every_call_when_nothing_changed() {
-        let (registry, mut session) = published_a();
+        let (registry, mut session) = published_skill_a();
         let mut memory = Memory::default();
         let mut context = context(ToolView::Visible);
         let step = |memory: &mut Memory, context: &StepContext, session: &FakeSession| {
@@ -898,7 +898,7 @@ mod tests {
 
     #[test]
     fn a_steady_step_stays_steady_after_its_catalog_and_history_are_forgotten() {
-        let (registry, session) = published_a();
+        let (registry, session) = published_skill_a();
         let mut memory = Memory::default();
         let steady = steady_context();
         for _ in 0..2 {
