@@ -112,16 +112,7 @@ impl Memory {
 
     /// The catalog remembered for `revision`.
     pub fn catalog(&self, revision: u64) -> Option<Rc<Catalog>> {
-        self.find_catalog(revision).map(Rc::clone)
-    }
-
-    /// The digest of the catalog remembered for `revision`.
-    pub fn catalog_digest(&self, revision: u64) -> Option<CatalogDigest> {
-        self.find_catalog(revision).map(|catalog| catalog.digest)
-    }
-
-    fn find_catalog(&self, revision: u64) -> Option<&Rc<Catalog>> {
-        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| catalog)
+        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| Rc::clone(catalog))
     }
 
     /// Remembers the catalog of a complete snapshot, forgetting the oldest

@@ -120,34 +120,22 @@ fn decide(
 }
 
 /// The steady step, decided from memory alone: the step is not aborted, the
-/// tool is visible, and the catalog of the host's registry revision is the
-/// one the history of this version shows. With nothing proposed, steps 2 to
-/// 8 then change nothing (step 8 with no duplicate to drop, and no `/name`
-/// to load), so there is nothing to read and nothing to decide. Once found,
-/// it stays true for that session, history version and revision, which is
-/// all the next steady step compares.
+/// tool is visible, and an earlier step of this session at this history
+/// version and registry revision reached step 8 with the current catalog
+/// already visible (it remembered so). With nothing proposed, steps 2 to 8
+/// then change nothing (no duplicate to drop, no `/name` to load), so there
+/// is nothing to read and nothing to decide.
 #[inline]
-fn already_current(memory: &mut Memory, context: &StepContext) -> bool {
-    if context.aborted || context.tool_view != ToolView::Visible {
-        return false;
-    }
-    let Some(registry_revision) = context.registry_revision else {
-        return false;
-    };
-    let step = SteadyStep { session: context.session, history_version: context.history_version, registry_revision };
-    memory.is_steady(step) || found_steady(memory, step)
-}
-
-/// Whether the catalog remembered for the step's revision is the one the
-/// history remembered for its session and version shows; remembers it if so.
-fn found_steady(memory: &mut Memory, step: SteadyStep) -> bool {
-    let steady = memory.catalog_digest(step.registry_revision).is_some_and(|digest| {
-        memory.history(step.session, step.history_version).is_some_and(|history| history.visible_digest == Some(digest))
-    });
-    if steady {
-        memory.remember_steady(step);
-    }
-    steady
+fn already_current(memory: &Memory, context: &StepContext) -> bool {
+    !context.aborted
+        && context.tool_view == ToolView::Visible
+        && context.registry_revision.is_some_and(|registry_revision| {
+            memory.is_steady(SteadyStep {
+                session: context.session,
+                history_version: context.history_version,
+                registry_revision,
+            })
+        })
 }
 
 /// A message of the decision being made, with its index in the proposal
@@ -221,20 +209,22 @@ fn project_catalog(
 ) -> Result<Vec<Entry>, StepError> {
     // 3. Only this plugin's own, visible tool gets a catalog; a hidden or
     //    shadowed tool gets an empty complete one, so earlier names are retired.
-    let catalog = match context.tool_view {
+    // The revision is that of the registry snapshot the catalog was built from.
+    let (catalog, revision) = match context.tool_view {
         ToolView::Visible => {
             // The host holds the snapshot whose catalog is remembered: no call at all.
-            match context.registry_revision.and_then(|revision| memory.catalog(revision)) {
-                Some(catalog) => catalog,
+            let held = context.registry_revision.and_then(|revision| Some((memory.catalog(revision)?, revision)));
+            match held {
+                Some((catalog, revision)) => (catalog, Some(revision)),
                 None => match snapshot_catalog(config, memory, registry)? {
-                    Some(catalog) => catalog,
+                    Some((catalog, revision)) => (catalog, Some(revision)),
                     // 4. Incomplete: keep the last good catalog and retry next step.
                     None => return Ok(messages),
                 },
             }
         }
         ToolView::Hidden | ToolView::Shadowed => {
-            Rc::new(Catalog::from_skills(&[], config.catalog_description_max_length))
+            (Rc::new(Catalog::from_skills(&[], config.catalog_description_max_length)), None)
         }
     };
     // 6. What the session already shows (reused while its history is unchanged).
@@ -250,6 +240,14 @@ fn project_catalog(
     let existing = messages.iter().position(|entry| catalog::is_catalog(&entry.message));
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
     if history.visible_digest == Some(catalog.digest) {
+        // What this concluded holds for every later step of this session at
+        // this history version whose host holds the revision the catalog was
+        // built from: the next one with nothing proposed need not come this far.
+        if let Some(registry_revision) = revision {
+            let step =
+                SteadyStep { session: context.session, history_version: context.history_version, registry_revision };
+            memory.remember_steady(step);
+        }
         remove(&mut messages, existing);
         return Ok(messages);
     }
@@ -277,13 +275,13 @@ fn project_catalog(
     Ok(messages)
 }
 
-/// Steps 3 to 5 through the registry: the catalog of the current snapshot,
-/// or `None` when the snapshot is incomplete.
+/// Steps 3 to 5 through the registry: the catalog of the current snapshot
+/// and its revision, or `None` when the snapshot is incomplete.
 fn snapshot_catalog(
     config: &Config,
     memory: &mut Memory,
     registry: &impl Registry,
-) -> Result<Option<Rc<Catalog>>, StepError> {
+) -> Result<Option<(Rc<Catalog>, u64)>, StepError> {
     let known = memory.known_revision();
     Ok(match registry.snapshot(known) {
         Err(RegistryError::Aborted) => return Err(StepError::Aborted),
@@ -291,13 +289,13 @@ fn snapshot_catalog(
         // treated as an incomplete observation, never as a deletion.
         Err(RegistryError::Failed(_)) => None,
         // `unchanged` for a revision never offered would be a host bug: keep the last good catalog.
-        Ok(SnapshotAnswer::Unchanged) => known.and_then(|revision| memory.catalog(revision)),
+        Ok(SnapshotAnswer::Unchanged) => known.and_then(|revision| Some((memory.catalog(revision)?, revision))),
         Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => None,
         // 5. Entries and digest of the model-invocable skills.
         Ok(SnapshotAnswer::Changed(snapshot)) => {
             let catalog = Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
             memory.remember_catalog(snapshot.revision, Rc::clone(&catalog));
-            Some(catalog)
+            Some((catalog, snapshot.revision))
         }
     })
 }
@@ -845,8 +843,8 @@ mod tests {
         let mut step = |context: &StepContext, proposed: Vec<Message>| {
             applied(&Config::default(), &mut memory, context, Decision::Enter(proposed), &registry, &session)
         };
-        // The first step reads the registry and the history, the second finds
-        // them current and remembers so, the third only compares.
+        // The first step reads the registry and the history and remembers that
+        // the step is current; the next ones only compare.
         for _ in 0..3 {
             assert_eq!(step(&steady, vec![]), Ok(Decision::Enter(vec![])));
         }
@@ -894,6 +892,25 @@ mod tests {
         }
         // Back at the revision the session shows.
         assert_eq!(step(&steady, &seven), Ok(Decision::Enter(vec![])));
+    }
+
+    #[test]
+    fn a_catalog_of_another_revision_than_the_hosts_settles_nothing_for_later_steps() {
+        // The host says it holds revision 2, but the registry answers with 1
+        // (it moved between the two): the step is current for revision 1, the
+        // catalog's, not for the revision the host named.
+        let (registry, session) = published_skill_a();
+        let mut memory = Memory::default();
+        let claimed = StepContext { registry_revision: Some(2), ..steady_context() };
+        let mut step =
+            || applied(&Config::default(), &mut memory, &claimed, Decision::Enter(vec![]), &registry, &session);
+        assert_eq!(step(), Ok(Decision::Enter(vec![])));
+        // Revision 2 arrives, with another description: it must be published.
+        if let Ok(snapshot) = &mut *registry.snapshot.borrow_mut() {
+            snapshot.revision = 2;
+            snapshot.skills[0].description = "Changed.".to_owned();
+        }
+        assert_eq!(step(), Ok(Decision::Enter(vec![catalog_of(&[("a", "Changed.")]).replacement_message(false)])));
     }
 
     #[test]
