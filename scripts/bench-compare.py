@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Runs the reference bench (DeepSeek Harness in Node.js) and skill-host's
-pre_step_bench side by side, in one run, and prints the ratios.
+"""Runs the reference bench (the published DeepSeek Harness skill plugin in
+Node.js, bench/reference/bench.mjs) and skill-host's pre_step_bench side by
+side, in one run, and prints the ratios.
 
-    python3 scripts/bench-compare.py [--reference DIR] [--skills 10,1000] [--events 100,100000]
+    (cd bench/reference && npm install)    # once
+    python3 scripts/bench-compare.py [--reference DIR] [--skills 10,1000] [--events 100,100000] [--repeats 3]
 
-DIR defaults to ../shared/tools/dsh-reference (run `npm install` there first).
+DIR defaults to bench/reference in this repository.
 Each cell runs as its own process, interleaved (reference, wasm, empty,
 native) so machine noise hits them all alike. Medians are of warm calls.
 *empty* is the pre-step through scripts/idle-plugin, a plugin that does
@@ -18,6 +20,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REFERENCE = os.path.join(ROOT, "bench", "reference")
 
 
 def iterations(events):
@@ -31,15 +34,24 @@ def run(command, cwd):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--reference", default=os.path.join(ROOT, "..", "shared", "tools", "dsh-reference"))
-    parser.add_argument("--skills", default="10,1000")
-    parser.add_argument("--events", default="100,100000")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reference", metavar="DIR", default=REFERENCE,
+                        help="the reference harness, with bench.mjs and its node_modules "
+                             f"(default: {os.path.relpath(REFERENCE, ROOT)})")
+    parser.add_argument("--skills", default="10,1000", help="comma-separated skill counts (default: %(default)s)")
+    parser.add_argument("--events", default="100,100000", help="comma-separated session sizes (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="processes per cell and implementation; the median is kept (default: %(default)s)")
     args = parser.parse_args()
+    args.reference = os.path.abspath(args.reference)
+    if not os.path.isfile(os.path.join(args.reference, "bench.mjs")):
+        sys.exit(f"no bench.mjs in {args.reference}")
     if not os.path.isdir(os.path.join(args.reference, "node_modules")):
+        if args.reference == REFERENCE:
+            sys.exit(f"the reference is not installed: run `(cd {os.path.relpath(REFERENCE, ROOT)} && npm install)`")
         sys.exit(f"the reference is not installed: run `npm install` in {args.reference}")
-    subprocess.run(["cargo", "build", "--release", "-p", "host-runner", "--example", "pre_step_bench"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "-p", "skill-host", "--example", "pre_step_bench"], cwd=ROOT, check=True)
     ours = [os.path.join(ROOT, "target", "release", "examples", "pre_step_bench")]
     subprocess.run(["cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path",
                     "scripts/idle-plugin/Cargo.toml", "--target-dir", "target/idle-plugin"], cwd=ROOT, check=True)
