@@ -11,7 +11,7 @@
 # about 5 minutes; not installed by .ci/run), the wasm32-wasip1 target
 # (cargo-component builds for it and adapts WASI preview 1 to preview 2;
 # `rustup target add wasm32-wasip1`), a built `skill-host`
-# (`cargo build -p host-runner`) and the Node host's packages
+# (`cargo build -p skill-host`) and the Node host's packages
 # (`npm install` in hosts/node).
 #
 # Usage: scripts/build-with-cargo-component.sh [OUTPUT.wasm]
@@ -32,7 +32,7 @@ if ! rustup target list --installed | grep -qx wasm32-wasip1; then
     exit 1
 fi
 if [ ! -x "$skill_host" ]; then
-    echo "$skill_host is missing: cargo build -p host-runner (or set SKILL_HOST)" >&2
+    echo "$skill_host is missing: cargo build -p skill-host (or set SKILL_HOST)" >&2
     exit 1
 fi
 if [ ! -d hosts/node/node_modules/@bytecodealliance/jco ]; then

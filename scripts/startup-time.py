@@ -3,7 +3,7 @@
 done and the catalog printed), for the example workspace and a new session
 each run: with a warm compiled-component cache, and with none.
 
-    cargo build --release -p host-runner --bin skill-host
+    cargo build --release -p skill-host --bin skill-host
     python3 scripts/startup-time.py [--runs 30]
 """
 

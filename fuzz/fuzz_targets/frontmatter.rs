@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use skill_host::providers::frontmatter::parse_skill_file;
-use skill_host::registry::is_skill_name;
+use skill_host::is_skill_name;
 
 fuzz_target!(|data: &[u8]| {
     // The local provider refuses non-UTF-8 files before parsing; lossy

@@ -3,7 +3,7 @@
 //! registry's snapshot cache answers).
 //!
 //! ```sh
-//! cargo run --release -p host-runner --example discovery_bench -- --bundles 1000 --bundles 10000
+//! cargo run --release -p skill-host --example discovery_bench -- --bundles 1000 --bundles 10000
 //! ```
 //!
 //! Prints one JSON line per size.

@@ -1,10 +1,10 @@
 //! The steady-state pre-step (or `skill` load) benchmark, with the workload of
-//! the reference bench (`../shared/tools/dsh-reference/bench.mjs`): N runtime
+//! the reference bench (`bench/reference/bench.mjs`): N runtime
 //! skills with ~120-character descriptions, a session of M mixed events whose
 //! catalog was published near the start and is still visible, K warm calls.
 //!
 //! ```sh
-//! cargo run --release -p host-runner --example pre_step_bench -- --skills 1000 --events 100000 --iterations 200 [--native] [--load]
+//! cargo run --release -p skill-host --example pre_step_bench -- --skills 1000 --events 100000 --iterations 200 [--native] [--load]
 //! ```
 //!
 //! Prints one JSON line. `--native` runs the same plugin logic compiled for
@@ -340,7 +340,7 @@ mod native {
     /// The registry as the plugin sees it: every question about the call's cwd.
     struct Registry<'a>(&'a SkillRegistry);
 
-    fn summary(skill: &skill_host::registry::SkillCandidate) -> core::SkillSummary {
+    fn summary(skill: &skill_host::SkillCandidate) -> core::SkillSummary {
         core::SkillSummary {
             name: skill.name.clone(),
             description: skill.description.clone(),
@@ -370,7 +370,7 @@ mod native {
         fn list(&self, name: Option<&str>) -> Result<Vec<core::SkillSummary>, core::RegistryError> {
             let snapshot =
                 self.0.list(Some(Path::new(CWD))).map_err(|error| core::RegistryError::Failed(error.to_string()))?;
-            Ok(skill_host::registry::winners_named(&snapshot, name).map(|winner| summary(&winner.candidate)).collect())
+            Ok(skill_host::winners_named(&snapshot, name).map(|winner| summary(&winner.candidate)).collect())
         }
 
         fn get(&self, name: &str) -> Result<Option<core::SkillDefinition>, core::RegistryError> {

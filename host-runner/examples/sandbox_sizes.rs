@@ -3,7 +3,7 @@
 //! Prints one JSON object per line:
 //!
 //! ```sh
-//! cargo run --release -p host-runner --example sandbox_sizes
+//! cargo run --release -p skill-host --example sandbox_sizes
 //! ```
 //!
 //! For each catalog: how many skills, the description profile, the bytes of

@@ -1,6 +1,7 @@
 //! The host for the DeepSeek Harness `skill` plugin: a wasmtime sandbox that
-//! runs the plugin component, the skill registry and its providers, the
-//! session log, and the `skill-host` command line built on them.
+//! runs the plugin component, the skill registry and its providers, and the
+//! DeepSeek Harness session log. The `skill-host` command line (feature
+//! `cli`) is built on this API alone.
 //!
 //! ```no_run
 //! use std::sync::{Arc, Mutex};
@@ -14,24 +15,41 @@
 //! println!("{outcome:?}"); // the initial catalog, now appended to the session
 //! # Ok::<(), skill_host::HostError>(())
 //! ```
+//!
+//! What is where:
+//! - [`Plugin`] runs the component in its sandbox under [`SandboxLimits`];
+//!   [`run_step`] is a step boundary (the pre-step and its decision appended
+//!   to the session); [`Plugin::invoke`] is the `skill` tool, and
+//!   [`record_tool_result`] records its result as DeepSeek Harness does.
+//! - [`SkillRegistry`] merges [`SkillProvider`]s and [`RuntimeSkill`]s;
+//!   [`providers`] holds the local-file, in-memory, remote (feature
+//!   `remote`) providers and the watcher (feature `watch`).
+//! - [`SessionLog`] is the session file; [`message`] builds its messages.
+//! - [`lint`] checks skill files.
+//!
+//! The contract every behaviour follows is `docs/spec.md` in the repository.
+
+#![deny(missing_docs)]
 
 mod bindings;
-pub mod component_cache;
-pub mod error;
-mod host;
+mod error;
+mod imports;
 pub mod lint;
 pub mod message;
-pub mod plugin;
+mod plugin;
 pub mod providers;
-pub mod registry;
-pub mod runtime;
-pub mod scenario;
+mod registry;
+mod sandbox;
 pub mod session;
-pub mod step;
+mod step;
 
 pub use error::HostError;
 pub use plugin::{Decision, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};
-pub use registry::{RuntimeSkill, SkillProvider, SkillRegistry};
-pub use runtime::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits};
-pub use session::{SessionHeader, SessionLog};
-pub use step::run_step;
+pub use registry::{
+    DEFAULT_CACHE_CAPACITY, InvocationPolicy, Listing, MAX_OVERDUE, ProviderDeadline, ProviderError, RUNTIME_PROVIDER,
+    RUNTIME_RANK, RegistryError, RegistrySnapshot, ResourceBase, RuntimeSkill, Shadowed, SkillCandidate,
+    SkillDefinition, SkillProvider, SkillRegistry, SkippedFile, Winner, is_skill_name, winners_named,
+};
+pub use sandbox::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits, component_cache};
+pub use session::{SessionError, SessionHeader, SessionLog, SurfaceOp};
+pub use step::{record_tool_result, run_step};

@@ -13,25 +13,15 @@ use crate::bindings::plugin as api;
 use crate::bindings::step::DecidedMessage;
 use crate::bindings::types as wit;
 use crate::error::HostError;
-use crate::host::{CallHost, StepCall, content_to_wit};
+use crate::imports::{CallContext, StepCall, content_to_wit};
 use crate::message::{self, CATALOG_SOURCE};
-use crate::registry::{SkillRegistry, is_skill_name};
-use crate::runtime::{EMBEDDED_PLUGIN, ManualClock, OutputLimits, PluginRuntime, SandboxLimits};
+use crate::registry::{ResourceBase, SkillRegistry, is_skill_name};
+use crate::sandbox::{EMBEDDED_PLUGIN, ManualClock, OutputLimits, Sandbox, SandboxLimits};
 use crate::session::SessionLog;
 
 use self::output::OutputCheck;
 
-/// How the agent's tool view resolves the name `skill`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ToolView {
-    /// `skill` is this plugin's tool.
-    #[default]
-    Visible,
-    /// The agent's tool view excludes it.
-    Hidden,
-    /// Another tool named `skill` shadows it.
-    Shadowed,
-}
+pub use skill_rules::ToolView;
 
 /// A step decision: messages are user-message `data` objects as the session
 /// log stores them (`content`, `source`, `role`, `id`).
@@ -99,28 +89,31 @@ pub struct StepInput {
     /// Raised when the step is aborted, before or during the call; a skill
     /// provider still answering is then abandoned and the step is aborted.
     pub abort: Option<Arc<AtomicBool>>,
+    /// Decide without appending the decision to the session: a preview of
+    /// what the step would enter. The plugin still remembers what it read.
+    pub preview: bool,
 }
 
 /// A loaded, configured plugin component.
 pub struct Plugin {
-    runtime: PluginRuntime,
+    sandbox: Sandbox,
 }
 
 impl Plugin {
     /// Compiles `component` and checks that it accepts `config` (JSON).
     pub fn new(component: &[u8], config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
-        Ok(Self { runtime: PluginRuntime::new(component, config, limits)? })
+        Ok(Self { sandbox: Sandbox::new(component, config, limits)? })
     }
 
     /// Like [`new`](Self::new), keeping the compiled component in `cache_dir`
-    /// between processes (see [`crate::component_cache`]).
+    /// between processes (see [`crate::sandbox::component_cache`]).
     pub fn new_cached(
         component: &[u8],
         config: &str,
         limits: SandboxLimits,
         cache_dir: &std::path::Path,
     ) -> Result<Self, HostError> {
-        Ok(Self { runtime: PluginRuntime::with_cache(component, config, limits, Some(cache_dir))? })
+        Ok(Self { sandbox: Sandbox::with_cache(component, config, limits, Some(cache_dir))? })
     }
 
     /// The plugin built into this host.
@@ -130,23 +123,23 @@ impl Plugin {
 
     /// The limits every call runs under.
     pub fn limits(&self) -> SandboxLimits {
-        self.runtime.limits()
+        self.sandbox.limits()
     }
 
     /// The handle that advances the deadline clock, when the limits say
     /// [`DeadlineClock::Manual`](crate::DeadlineClock::Manual); `None` under
     /// the ticker.
     pub fn manual_clock(&self) -> Option<ManualClock> {
-        self.runtime.manual_clock()
+        self.sandbox.manual_clock()
     }
 
     fn output_check(&self, call: &'static str) -> OutputCheck {
-        OutputCheck::new(call, self.runtime.limits().output)
+        OutputCheck::new(call, self.sandbox.limits().output)
     }
 
     /// The `skill` tool's definition, as the plugin declares it.
     pub fn definition(&self) -> Result<ToolDefinition, HostError> {
-        let definition = self.runtime.call("definition", CallHost::detached(), |store, plugin| {
+        let definition = self.sandbox.call("definition", CallContext::detached(), |store, plugin| {
             plugin.dsh_skill_plugin().call_definition(store)
         })?;
         let mut check = self.output_check("definition");
@@ -160,11 +153,12 @@ impl Plugin {
         Ok(ToolDefinition { name: definition.name, description: definition.description, parameters })
     }
 
-    /// Runs the pre-step for a session and returns the validated decision.
+    /// Runs the pre-step for a session and returns the validated decision
+    /// ([`crate::run_step`] is the step boundary that calls it).
     /// Every message returned is either one of the proposed messages
     /// (returned as proposed, id included) or one the plugin wrote: a
     /// catalog, or a skill a user invoked.
-    pub fn pre_step(
+    pub(crate) fn pre_step(
         &self,
         registry: &Arc<SkillRegistry>,
         session: &Arc<Mutex<SessionLog>>,
@@ -194,39 +188,35 @@ impl Plugin {
             history_version,
             registry_revision: registry.cached_revision(input.cwd.as_deref().map(std::path::Path::new)),
             proposal,
-            tool_view: match input.tool_view {
-                ToolView::Visible => api::ToolView::Visible,
-                ToolView::Hidden => api::ToolView::Hidden,
-                ToolView::Shadowed => api::ToolView::Shadowed,
-            },
+            tool_view: input.tool_view.into(),
             aborted: input.abort.as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed)),
         };
-        let host = CallHost {
+        let call = CallContext {
             registry: Some(Arc::clone(registry)),
             cwd: input.cwd.clone(),
             session: Some(Arc::clone(session)),
             abort: input.abort.clone(),
             step: Some(StepCall { proposed, ..StepCall::default() }),
-            // The runtime sets it from the call's own deadline.
-            ..CallHost::default()
+            // The sandbox sets it from the call's own deadline.
+            ..CallContext::default()
         };
-        let (returned, step) = self.runtime.call("pre-step", host, |store, plugin| {
+        let (returned, step) = self.sandbox.call("pre-step", call, |store, plugin| {
             let returned = plugin.dsh_skill_plugin().call_pre_step(&mut *store, context)?;
-            Ok((returned, store.data_mut().host.step.take().unwrap_or_default()))
+            Ok((returned, store.data_mut().call.step.take().unwrap_or_default()))
         })?;
         match returned {
             Err(api::StepError::Aborted) => Ok(StepOutcome::Aborted),
-            Ok(()) => apply_decision(decision, step, self.runtime.limits().output).map(StepOutcome::Decided),
+            Ok(()) => apply_decision(decision, step, self.sandbox.limits().output).map(StepOutcome::Decided),
         }
     }
 
     /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
-        let host = CallHost::registry_for(registry, cwd);
+        let call = CallContext::registry_for(registry, cwd);
         match self
-            .runtime
-            .call("system-prompt", host, |store, plugin| plugin.dsh_skill_plugin().call_system_prompt(store))?
+            .sandbox
+            .call("system-prompt", call, |store, plugin| plugin.dsh_skill_plugin().call_system_prompt(store))?
         {
             Ok(text) => {
                 self.output_check("system-prompt").text(|| "the system prompt".to_owned(), &text)?;
@@ -238,8 +228,8 @@ impl Plugin {
 
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
-        let host = CallHost::registry_for(registry, cwd);
-        match self.runtime.call("expand", host, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, text))? {
+        let call = CallContext::registry_for(registry, cwd);
+        match self.sandbox.call("expand", call, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, text))? {
             Ok(text) => {
                 self.output_check("expand").text(|| "the expansion".to_owned(), &text)?;
                 Ok(text)
@@ -255,21 +245,20 @@ impl Plugin {
         cwd: Option<&str>,
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
-        let host = CallHost::registry_for(registry, cwd);
+        let call = CallContext::registry_for(registry, cwd);
         let returned = self
-            .runtime
-            .call("invoke", host, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, arguments))?;
+            .sandbox
+            .call("invoke", call, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, arguments))?;
         validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {
                 let result = success.value;
                 let mut value = json!({"name": result.name, "provider": result.provider});
-                if let Some(base) = result.resource_base {
-                    value["resourceBase"] = match base {
-                        wit::ResourceBase::Directory(path) => json!({"kind": "directory", "path": path}),
-                        wit::ResourceBase::Url(url) => json!({"kind": "url", "url": url}),
-                        wit::ResourceBase::Opaque(description) => json!({"kind": "opaque", "description": description}),
-                    };
+                if let Some(base) = result.resource_base.map(ResourceBase::from) {
+                    let mut fields = serde_json::Map::new();
+                    fields.insert("kind".to_owned(), base.kind().into());
+                    fields.insert(base.field().to_owned(), base.value().into());
+                    value["resourceBase"] = Value::Object(fields);
                 }
                 value["content"] = Value::String(result.content);
                 ToolOutcome::Success { value, text: success.text }

@@ -3,14 +3,17 @@
 
 use std::sync::{Arc, Mutex};
 
+use serde_json::{Value, json};
+
 use crate::error::HostError;
-use crate::plugin::{Decision, Plugin, StepInput, StepOutcome};
+use crate::message;
+use crate::plugin::{Decision, Plugin, StepInput, StepOutcome, ToolOutcome};
 use crate::registry::SkillRegistry;
-use crate::session::{SessionLog, SurfaceOp};
+use crate::session::{SessionError, SessionLog, SurfaceOp};
 
 /// Runs the pre-step on the `proposed` decision (the host's other listeners'
 /// output) and, when the result is to enter, appends every message of it to
-/// the session in one write.
+/// the session in one write (unless [`StepInput::preview`] is set).
 ///
 /// The session file's exclusive lock is held from before the plugin reads
 /// the history until the decision is appended (see [`SessionLog::hold`]), so
@@ -28,6 +31,7 @@ pub fn run_step(
     let outcome = plugin.pre_step(registry, session, input, proposed)?;
     if let StepOutcome::Decided(Decision::Enter(messages)) = &outcome
         && !messages.is_empty()
+        && !input.preview
     {
         let batch = messages.iter().map(|data| (data.clone(), SurfaceOp::Append)).collect();
         lock(session).append_user_messages(batch)?;
@@ -35,8 +39,35 @@ pub fn run_step(
     Ok(outcome)
 }
 
+/// Records a `skill` call's result in the session as DeepSeek Harness does:
+/// a `tool/result` event on the visible surface whose message carries the
+/// text the model sees, `isError` set for a tool error, and a fresh call id.
+pub fn record_tool_result(session: &mut SessionLog, outcome: &ToolOutcome) -> Result<(), SessionError> {
+    session.append_event("tool/result", tool_result_data(outcome), Some(SurfaceOp::Append))?;
+    Ok(())
+}
+
+/// The `data` of a `tool/result` event recording a `skill` call, in DeepSeek Harness's shape.
+fn tool_result_data(outcome: &ToolOutcome) -> Value {
+    let call_id = format!("call-{}", message::new_message_id());
+    let is_error = matches!(outcome, ToolOutcome::Error { .. });
+    json!({
+        "message": {
+            "id": message::new_message_id(),
+            "role": "user",
+            "source": {"kind": "tool", "callId": call_id},
+            "content": [{
+                "type": "tool-result",
+                "toolCallId": call_id,
+                "isError": is_error,
+                "content": [{"type": "text", "text": outcome.text()}],
+            }],
+        },
+    })
+}
+
 /// Locks a session shared with plugin calls.
-pub fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
+pub(crate) fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
     session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 

@@ -6,7 +6,7 @@
 //!
 //! The always-on tests read 24 MB sessions, one shaped like an agent run and
 //! one made only of user messages; the ignored ones read 200 MB and print the
-//! time and the peak (`cargo test --release -p host-runner --test
+//! time and the peak (`cargo test --release -p skill-host --test
 //! session_memory -- --ignored --nocapture`).
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -9,9 +9,9 @@ use crate::escape;
 use crate::types::{ContentBlock, Message, SkillSummary};
 
 /// The source of every catalog message this plugin writes.
-pub const CATALOG_SOURCE: &str = r#"{"kind":"plugin","plugin":"dsh-tool-skill"}"#;
+pub use skill_rules::CATALOG_SOURCE;
 /// The plugin's name inside [`CATALOG_SOURCE`].
-pub const PLUGIN_NAME: &str = "dsh-tool-skill";
+pub use skill_rules::PLUGIN_NAME;
 /// The source kind later DeepSeek Harness versions use for catalogs.
 pub const SKILL_CATALOG_KIND: &str = "skill-catalog";
 

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 /// The default cap on a catalog description, in characters.
-pub const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH: usize = 500;
+pub const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH: usize = skill_rules::DEFAULT_DESCRIPTION_MAX_LENGTH;
 
 /// The exact error for a bad `catalogDescriptionMaxLength` (SPEC §3.1).
 pub const MAX_LENGTH_ERROR: &str =

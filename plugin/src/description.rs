@@ -1,16 +1,8 @@
 //! Catalog description normalisation (SPEC §3.5): whitespace runs collapsed,
 //! trimmed, and capped in characters.
 
-/// ECMAScript's `\s`: the reference normalises with `/\s+/g`, which is wider
-/// than ASCII whitespace and differs from [`char::is_whitespace`] (that one
-/// includes U+0085 and excludes U+FEFF).
-pub fn is_ecmascript_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
-    )
-}
+/// The reference normalises with `/\s+/g`: ECMAScript's whitespace class.
+pub use skill_rules::is_ecmascript_whitespace;
 
 /// The suffix marking a truncated description.
 pub const ELLIPSIS: &str = "...";

@@ -26,9 +26,10 @@ thread_local! {
     static STATE: RefCell<State> = const { RefCell::new(State { config: Config::DEFAULT, memory: Memory::new() }) };
 }
 
-struct Plugin;
+/// The component's exports (wit-bindgen's `Guest`): each converts and calls the core.
+struct Exports;
 
-impl Guest for Plugin {
+impl Guest for Exports {
     fn configure(config: String) -> Result<(), String> {
         let parsed = Config::parse(&config)?;
         // What was remembered under another configuration is not valid under this one.
@@ -57,11 +58,7 @@ impl Guest for Plugin {
             session: context.session,
             registry_revision: context.registry_revision,
             history_version: context.history_version,
-            tool_view: match context.tool_view {
-                api::ToolView::Visible => core::ToolView::Visible,
-                api::ToolView::Hidden => core::ToolView::Hidden,
-                api::ToolView::Shadowed => core::ToolView::Shadowed,
-            },
+            tool_view: context.tool_view.into(),
             aborted: context.aborted,
         };
         let decided = STATE.with(|state| {
@@ -81,7 +78,7 @@ impl Guest for Plugin {
             value: api::SkillResult {
                 name: result.name,
                 provider: result.provider,
-                resource_base: result.resource_base.map(resource_base_out),
+                resource_base: result.resource_base.map(Into::into),
                 content: result.content,
             },
             text,
@@ -97,7 +94,7 @@ impl Guest for Plugin {
     }
 }
 
-export!(Plugin);
+export!(Exports);
 
 fn step_error(error: core::StepError) -> api::StepError {
     match error {
@@ -130,11 +127,7 @@ impl core::Registry for HostRegistry {
             description: skill.description,
             invocation: policy_in(skill.invocation),
             provider: skill.provider,
-            resource_base: skill.resource_base.map(|base| match base {
-                wit::ResourceBase::Directory(path) => core::ResourceBase::Directory(path),
-                wit::ResourceBase::Url(url) => core::ResourceBase::Url(url),
-                wit::ResourceBase::Opaque(description) => core::ResourceBase::Opaque(description),
-            }),
+            resource_base: skill.resource_base.map(Into::into),
             path: skill.path,
             content: skill.content,
         }))
@@ -193,11 +186,33 @@ fn summary_in(skill: wit::SkillSummary) -> core::SkillSummary {
     }
 }
 
-fn resource_base_out(base: core::ResourceBase) -> wit::ResourceBase {
-    match base {
-        core::ResourceBase::Directory(path) => wit::ResourceBase::Directory(path),
-        core::ResourceBase::Url(url) => wit::ResourceBase::Url(url),
-        core::ResourceBase::Opaque(description) => wit::ResourceBase::Opaque(description),
+impl From<api::ToolView> for core::ToolView {
+    fn from(view: api::ToolView) -> Self {
+        match view {
+            api::ToolView::Visible => Self::Visible,
+            api::ToolView::Hidden => Self::Hidden,
+            api::ToolView::Shadowed => Self::Shadowed,
+        }
+    }
+}
+
+impl From<wit::ResourceBase> for core::ResourceBase {
+    fn from(base: wit::ResourceBase) -> Self {
+        match base {
+            wit::ResourceBase::Directory(path) => Self::Directory { path },
+            wit::ResourceBase::Url(url) => Self::Url { url },
+            wit::ResourceBase::Opaque(description) => Self::Opaque { description },
+        }
+    }
+}
+
+impl From<core::ResourceBase> for wit::ResourceBase {
+    fn from(base: core::ResourceBase) -> Self {
+        match base {
+            core::ResourceBase::Directory { path } => Self::Directory(path),
+            core::ResourceBase::Url { url } => Self::Url(url),
+            core::ResourceBase::Opaque { description } => Self::Opaque(description),
+        }
     }
 }
 

@@ -111,13 +111,7 @@ fn skill_name_argument(arguments: &str) -> Result<String, ToolError> {
     }
 }
 
-/// The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$`.
-pub fn is_skill_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .split('-')
-            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
-}
+pub use skill_rules::is_skill_name;
 
 const DIRECTORY_GUIDANCE: &str = "Resolve relative paths mentioned by this skill against the base directory before using them. Load referenced resources only as needed.";
 const URL_GUIDANCE: &str = "Resolve relative URLs mentioned by this skill against the base URL before using them. Load referenced resources only as needed.";
@@ -131,11 +125,11 @@ pub fn render(result: &SkillResult) -> String {
             format!("Resources for this skill are managed by provider \"{}\".", escape::text(&result.provider)),
             AS_NEEDED_GUIDANCE,
         ),
-        Some(ResourceBase::Directory(path)) => {
+        Some(ResourceBase::Directory { path }) => {
             (format!("Base directory for this skill: {}", escape::text(path)), DIRECTORY_GUIDANCE)
         }
-        Some(ResourceBase::Url(url)) => (format!("Base URL for this skill: {}", escape::text(url)), URL_GUIDANCE),
-        Some(ResourceBase::Opaque(description)) => {
+        Some(ResourceBase::Url { url }) => (format!("Base URL for this skill: {}", escape::text(url)), URL_GUIDANCE),
+        Some(ResourceBase::Opaque { description }) => {
             (format!("Resources for this skill: {}", escape::text(description)), AS_NEEDED_GUIDANCE)
         }
     };
@@ -205,7 +199,7 @@ mod tests {
             description: "D.".to_owned(),
             invocation: policy(model_invocable),
             provider: "memory".to_owned(),
-            resource_base: Some(ResourceBase::Directory("/skills/x".to_owned())),
+            resource_base: Some(ResourceBase::Directory { path: "/skills/x".to_owned() }),
             path: None,
             content: format!("{name} body"),
         }
@@ -247,7 +241,7 @@ mod tests {
             SkillResult {
                 name: "a-skill".to_owned(),
                 provider: "memory".to_owned(),
-                resource_base: Some(ResourceBase::Directory("/skills/x".to_owned())),
+                resource_base: Some(ResourceBase::Directory { path: "/skills/x".to_owned() }),
                 content: "a-skill body".to_owned(),
             }
         );
@@ -349,7 +343,7 @@ mod tests {
     #[test]
     fn renders_directory_guidance() {
         assert_eq!(
-            rendered(Some(ResourceBase::Directory("/s/<x>&".to_owned()))),
+            rendered(Some(ResourceBase::Directory { path: "/s/<x>&".to_owned() })),
             "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nBase directory for this skill: /s/&lt;x&gt;&amp;\nResolve relative paths mentioned by this skill against the base directory before using them. Load referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
         );
     }
@@ -357,7 +351,7 @@ mod tests {
     #[test]
     fn renders_url_guidance() {
         assert_eq!(
-            rendered(Some(ResourceBase::Url("https://x.test/?a=1&b=\"2\"".to_owned()))),
+            rendered(Some(ResourceBase::Url { url: "https://x.test/?a=1&b=\"2\"".to_owned() })),
             "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nBase URL for this skill: https://x.test/?a=1&amp;b=\"2\"\nResolve relative URLs mentioned by this skill against the base URL before using them. Load referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
         );
     }
@@ -365,7 +359,7 @@ mod tests {
     #[test]
     fn renders_opaque_guidance() {
         assert_eq!(
-            rendered(Some(ResourceBase::Opaque("Ask <ops>.".to_owned()))),
+            rendered(Some(ResourceBase::Opaque { description: "Ask <ops>.".to_owned() })),
             "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nResources for this skill: Ask &lt;ops&gt;.\nLoad referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
         );
     }

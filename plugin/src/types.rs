@@ -10,16 +10,7 @@ pub struct InvocationPolicy {
     pub user_invocable: bool,
 }
 
-/// Where a skill's resources live.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResourceBase {
-    /// A directory path.
-    Directory(String),
-    /// A base URL.
-    Url(String),
-    /// Free-text guidance.
-    Opaque(String),
-}
+pub use skill_rules::{ResourceBase, ToolView};
 
 /// A skill as the registry lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,17 +130,6 @@ pub struct MessageRefPage {
     pub refs: Vec<MessageRef>,
     /// Cursor for the next, older page.
     pub next: Option<u64>,
-}
-
-/// How the agent's tool view resolves `skill`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolView {
-    /// This plugin's tool.
-    Visible,
-    /// Excluded.
-    Hidden,
-    /// Shadowed by another tool named `skill`.
-    Shadowed,
 }
 
 /// What the host knows about a step.

@@ -9,11 +9,11 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use skill_host::registry::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
 use skill_host::session::{SessionHeader, SessionLog};
 use skill_host::{
     Decision, Plugin, SandboxLimits, SkillProvider, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step,
 };
+use skill_host::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
 
 use crate::common::plugin;
 

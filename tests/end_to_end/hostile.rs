@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use skill_host::message::{self, user_source};
-use skill_host::registry::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
 use skill_host::session::SessionLog;
 use skill_host::{
     DeadlineClock, Decision, HostError, OutputLimits, Plugin, SandboxLimits, SkillProvider, SkillRegistry, StepInput,
     StepOutcome, run_step,
 };
+use skill_host::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
 
 use crate::common::{Sandbox, plugin, stderr, stdout};
 

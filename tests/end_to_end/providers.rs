@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use skill_host::providers::local::{LocalProvider, LocalRoots};
-use skill_host::registry::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
 use skill_host::session::{SessionHeader, SessionLog};
 use skill_host::{Decision, SkillProvider, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step};
+use skill_host::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
 
 use crate::common::{Sandbox, plugin};
 

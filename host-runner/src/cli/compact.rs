@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use super::scenario::COMPACTION_SUMMARY;
 use anyhow::Result;
 use clap::Args;
-use skill_host::scenario::COMPACTION_SUMMARY;
 use skill_host::session::SessionLog;
 
 use super::common::warn_all;

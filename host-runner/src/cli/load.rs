@@ -4,10 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use clap::Args;
-use serde_json::{Value, json};
-use skill_host::ToolOutcome;
-use skill_host::message;
-use skill_host::session::{SessionLog, SurfaceOp};
+use serde_json::json;
+use skill_host::{SessionLog, ToolOutcome, record_tool_result};
 
 use super::common::{GlobalOptions, absolute, for_stdout, warn_all};
 
@@ -45,7 +43,7 @@ impl LoadArgs {
         let arguments = json!({ "name": self.name }).to_string();
         let outcome = plugin.invoke(&registry, cwd.as_deref(), &arguments)?;
         if let Some(mut log) = log {
-            log.append_event("tool/result", tool_result(&outcome), Some(SurfaceOp::Append))?;
+            record_tool_result(&mut log, &outcome)?;
         }
         if self.json {
             match &outcome {
@@ -62,23 +60,4 @@ impl LoadArgs {
             ToolOutcome::Error { .. } => EXIT_TOOL_ERROR,
         })
     }
-}
-
-/// The `data` of a `tool/result` event recording a `skill` call, in DeepSeek Harness's shape.
-fn tool_result(outcome: &ToolOutcome) -> Value {
-    let call_id = format!("call-{}", message::new_message_id());
-    let is_error = matches!(outcome, ToolOutcome::Error { .. });
-    json!({
-        "message": {
-            "id": message::new_message_id(),
-            "role": "user",
-            "source": {"kind": "tool", "callId": call_id},
-            "content": [{
-                "type": "tool-result",
-                "toolCallId": call_id,
-                "isError": is_error,
-                "content": [{"type": "text", "text": outcome.text()}],
-            }],
-        },
-    })
 }

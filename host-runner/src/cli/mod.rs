@@ -7,6 +7,7 @@ pub mod expand;
 pub mod lint;
 pub mod load;
 pub mod replay;
+pub mod scenario;
 pub mod skills;
 pub mod step;
 pub mod system_prompt;

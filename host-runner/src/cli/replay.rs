@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use super::scenario::Scenario;
 use anyhow::{Context, Result};
 use clap::Args;
-use skill_host::scenario::Scenario;
 
 use super::common::{GlobalOptions, for_stdout, pretty};
 

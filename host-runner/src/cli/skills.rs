@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::Args;
 use serde_json::{Value, json};
-use skill_host::registry::RegistrySnapshot;
+use skill_host::RegistrySnapshot;
 
 use super::common::{GlobalOptions, absolute, for_stdout, warn_all};
 

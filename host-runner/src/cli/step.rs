@@ -56,6 +56,7 @@ impl StepArgs {
                 ViewArg::Shadowed => ToolView::Shadowed,
             },
             abort: None,
+            preview: false,
         };
         let proposed = self.messages.iter().map(|text| message::user_message(message::user_source(), text)).collect();
         let outcome = run_step(&plugin, &registry, &session, &input, Decision::Enter(proposed))?;

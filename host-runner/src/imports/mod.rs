@@ -1,4 +1,8 @@
-//! The host side of the plugin's imports, one file per WIT interface.
+//! The host side of the plugin's imports, one file per WIT interface, each
+//! implemented on [`CallContext`]: what one plugin call may reach. The
+//! sandbox owns the store and links these implementations to a borrow of the
+//! context it holds (as wasmtime-wasi implements each interface on a view of
+//! its own), so nothing here knows about stores, engines or instances.
 
 mod registry;
 mod session;
@@ -9,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::registry::{CallBudget, SkillRegistry};
+use crate::registry::{ProviderDeadline, SkillRegistry};
 use crate::session::SessionLog;
 
 pub(crate) use session::content_to_wit;
@@ -19,7 +23,7 @@ pub(crate) use step::StepCall;
 /// directory only), the session, the step a pre-step decides, whether the
 /// step was aborted, and until when providers may take to answer.
 #[derive(Clone, Default)]
-pub(crate) struct CallHost {
+pub(crate) struct CallContext {
     pub registry: Option<Arc<SkillRegistry>>,
     /// The working directory the call is for: the registry answers for it
     /// alone (the plugin never names one), so the plugin cannot list or load
@@ -29,40 +33,40 @@ pub(crate) struct CallHost {
     /// The proposal and the decision of a pre-step; `None` in other calls.
     pub step: Option<StepCall>,
     pub abort: Option<Arc<AtomicBool>>,
-    /// When the registry's providers must have answered; set by the runtime
+    /// When the registry's providers must have answered; set by the sandbox
     /// for every call from the call's own deadline.
-    pub provider_deadline: ProviderDeadline,
+    pub deadline: CallDeadline,
 }
 
 /// When a call's providers must have answered.
 #[derive(Clone, Copy, Default)]
-pub(crate) enum ProviderDeadline {
+pub(crate) enum CallDeadline {
     /// No limit.
     #[default]
     Unbounded,
     /// At this instant (`None`: too far to represent).
     At(Option<Instant>),
-    /// `window` after the ticker's `tick` (counted from `origin`), when the
+    /// `window` after `ticks` ticks of `tick` counted from `origin`, when the
     /// call started: worked out only if a provider is asked, so a call that
     /// asks none reads no clock.
-    AfterTick { origin: Instant, tick: u64, window: Duration },
+    AfterTicks { origin: Instant, ticks: u64, tick: Duration, window: Duration },
 }
 
-impl ProviderDeadline {
+impl CallDeadline {
     fn instant(self) -> Option<Instant> {
         match self {
             Self::Unbounded => None,
             Self::At(deadline) => deadline,
-            Self::AfterTick { origin, tick, window } => {
-                let tick_micros = crate::runtime::EPOCH_TICK.as_micros() as u64;
-                let started = Duration::from_micros(tick.saturating_mul(tick_micros));
+            Self::AfterTicks { origin, ticks, tick, window } => {
+                let tick_nanos = u64::try_from(tick.as_nanos()).unwrap_or(u64::MAX);
+                let started = Duration::from_nanos(ticks.saturating_mul(tick_nanos));
                 origin.checked_add(started)?.checked_add(window)
             }
         }
     }
 }
 
-impl CallHost {
+impl CallContext {
     /// Reaches nothing: for calls that need no import (configuration).
     pub fn detached() -> Self {
         Self::default()
@@ -82,31 +86,32 @@ impl CallHost {
         self.abort.as_ref().is_some_and(|flag| flag.load(Ordering::Relaxed))
     }
 
-    /// The budget registry calls run under: epoch interruption cannot stop a
-    /// provider (host code), so the registry itself gives up at the deadline
-    /// or on the step's abort.
-    fn budget(&self) -> CallBudget {
-        let budget = self.provider_deadline.instant().map_or_else(CallBudget::unbounded, CallBudget::until);
-        budget.with_abort(self.abort.clone())
+    /// The deadline registry calls run under: epoch interruption cannot stop
+    /// a provider (host code), so the registry itself gives up at the
+    /// deadline or on the step's abort.
+    fn provider_deadline(&self) -> ProviderDeadline {
+        let deadline = self.deadline.instant().map_or_else(ProviderDeadline::unbounded, ProviderDeadline::until);
+        deadline.with_abort(self.abort.clone())
     }
 }
 
-impl crate::bindings::types::Host for crate::runtime::CallState {}
+impl crate::bindings::types::Host for CallContext {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_deadline_after_a_tick_is_counted_from_the_ticker_origin() {
+    fn a_deadline_after_ticks_is_counted_from_the_ticker_origin() {
         let origin = Instant::now();
         let window = Duration::from_millis(900);
-        let deadline = ProviderDeadline::AfterTick { origin, tick: 500, window };
+        let tick = Duration::from_millis(2);
+        let deadline = CallDeadline::AfterTicks { origin, ticks: 500, tick, window };
         // 500 ticks of 2 ms: the call started 1 s after the origin.
         assert_eq!(deadline.instant(), Some(origin + Duration::from_secs(1) + window));
         // Even after years of ticks, a deadline, never "no limit".
-        let late = ProviderDeadline::AfterTick { origin, tick: 1 << 40, window };
+        let late = CallDeadline::AfterTicks { origin, ticks: 1 << 40, tick, window };
         assert!(late.instant().is_some_and(|instant| instant > origin));
-        assert_eq!(ProviderDeadline::Unbounded.instant(), None);
+        assert_eq!(CallDeadline::Unbounded.instant(), None);
     }
 }

@@ -4,18 +4,17 @@
 use crate::bindings::registry::{Host, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
 use crate::registry::{RegistryError, ResourceBase, SkillCandidate, winners_named};
-use crate::runtime::CallState;
 
-impl Host for CallState {
+impl Host for super::CallContext {
     fn snapshot(&mut self, known: Option<u64>) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
-        let host = &self.host;
+        let host = &*self;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = &host.registry else {
             return Ok(Ok(SnapshotAnswer::Changed(SkillSnapshot { complete: true, revision: 0, skills: Vec::new() })));
         };
-        let snapshot = registry.snapshot_within(host.cwd(), &host.budget());
+        let snapshot = registry.snapshot_within(host.cwd(), &host.provider_deadline());
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -35,14 +34,14 @@ impl Host for CallState {
         &mut self,
         name: Option<String>,
     ) -> wasmtime::Result<Result<Vec<wit::SkillSummary>, wit::RegistryError>> {
-        let host = &self.host;
+        let host = &*self;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = &host.registry else {
             return Ok(Ok(Vec::new()));
         };
-        let listed = registry.list_within(host.cwd(), &host.budget());
+        let listed = registry.list_within(host.cwd(), &host.provider_deadline());
         // A provider abandoned on abort failed the listing; report the abort.
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
@@ -59,14 +58,14 @@ impl Host for CallState {
         &mut self,
         name: String,
     ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {
-        let host = &self.host;
+        let host = &*self;
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = &host.registry else {
             return Ok(Ok(None));
         };
-        let loaded = registry.get_within(host.cwd(), &name, &host.budget());
+        let loaded = registry.get_within(host.cwd(), &name, &host.provider_deadline());
         if host.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -75,11 +74,7 @@ impl Host for CallState {
                 let skill = definition.summary;
                 wit::SkillDefinition {
                     invocation: policy(&skill),
-                    resource_base: skill.resource_base.map(|base| match base {
-                        ResourceBase::Directory { path } => wit::ResourceBase::Directory(path),
-                        ResourceBase::Url { url } => wit::ResourceBase::Url(url),
-                        ResourceBase::Opaque { description } => wit::ResourceBase::Opaque(description),
-                    }),
+                    resource_base: skill.resource_base.map(Into::into),
                     path: skill.path.map(|path| path.display().to_string()),
                     name: skill.name,
                     description: skill.description,
@@ -107,5 +102,25 @@ fn summary(skill: &SkillCandidate) -> wit::SkillSummary {
         provider: skill.provider.clone(),
         source: skill.source.clone(),
         path: skill.path.as_ref().map(|path| path.display().to_string()),
+    }
+}
+
+impl From<ResourceBase> for wit::ResourceBase {
+    fn from(base: ResourceBase) -> Self {
+        match base {
+            ResourceBase::Directory { path } => Self::Directory(path),
+            ResourceBase::Url { url } => Self::Url(url),
+            ResourceBase::Opaque { description } => Self::Opaque(description),
+        }
+    }
+}
+
+impl From<wit::ResourceBase> for ResourceBase {
+    fn from(base: wit::ResourceBase) -> Self {
+        match base {
+            wit::ResourceBase::Directory(path) => Self::Directory { path },
+            wit::ResourceBase::Url(url) => Self::Url { url },
+            wit::ResourceBase::Opaque(description) => Self::Opaque { description },
+        }
     }
 }

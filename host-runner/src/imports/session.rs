@@ -6,7 +6,6 @@ use serde_json::Value;
 
 use crate::bindings::session::{Host, MessageRef, MessageRefPage, SourceFilter};
 use crate::bindings::types as wit;
-use crate::runtime::CallState;
 use crate::session::UserMessageInfo;
 
 /// The most references one page carries, whatever the plugin asks for.
@@ -15,7 +14,7 @@ const MAX_PAGE: u32 = 256;
 /// kind is checked against them, in host time the deadline cannot stop.
 pub(crate) const MAX_FILTERS: usize = 16;
 
-impl Host for CallState {
+impl Host for super::CallContext {
     fn list_user_messages(
         &mut self,
         filters: Vec<SourceFilter>,
@@ -28,7 +27,7 @@ impl Host for CallState {
                 filters.len()
             );
         }
-        let Some(session) = &self.host.session else {
+        let Some(session) = &self.session else {
             return Ok(MessageRefPage { refs: Vec::new(), next: None });
         };
         let session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -71,7 +70,7 @@ impl Host for CallState {
     }
 
     fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<wit::Message>> {
-        let Some(session) = &self.host.session else {
+        let Some(session) = &self.session else {
             return Ok(None);
         };
         let session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

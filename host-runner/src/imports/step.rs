@@ -4,7 +4,6 @@
 
 use crate::bindings::step::{DecidedMessage, Host};
 use crate::bindings::types as wit;
-use crate::runtime::CallState;
 
 /// One pre-step's proposal and what the plugin decided.
 #[derive(Clone, Default)]
@@ -17,16 +16,16 @@ pub(crate) struct StepCall {
     pub decisions: u32,
 }
 
-impl Host for CallState {
+impl Host for super::CallContext {
     fn proposed_messages(&mut self) -> wasmtime::Result<Vec<wit::Message>> {
-        match &self.host.step {
+        match &self.step {
             Some(step) => Ok(step.proposed.clone()),
             None => Err(outside_a_pre_step("proposed-messages")),
         }
     }
 
     fn decide(&mut self, messages: Vec<DecidedMessage>) -> wasmtime::Result<()> {
-        match &mut self.host.step {
+        match &mut self.step {
             Some(step) => {
                 step.decisions = step.decisions.saturating_add(1);
                 step.decided.get_or_insert(messages);
@@ -40,4 +39,14 @@ impl Host for CallState {
 /// Ends a call that used the step interface when there is no step.
 fn outside_a_pre_step(function: &str) -> wasmtime::Error {
     wasmtime::format_err!("the plugin called `step.{function}` outside a pre-step")
+}
+
+impl From<skill_rules::ToolView> for crate::bindings::plugin::ToolView {
+    fn from(view: skill_rules::ToolView) -> Self {
+        match view {
+            skill_rules::ToolView::Visible => Self::Visible,
+            skill_rules::ToolView::Hidden => Self::Hidden,
+            skill_rules::ToolView::Shadowed => Self::Shadowed,
+        }
+    }
 }

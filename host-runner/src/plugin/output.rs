@@ -6,7 +6,7 @@
 
 use crate::bindings::types as wit;
 use crate::error::HostError;
-use crate::runtime::OutputLimits;
+use crate::sandbox::OutputLimits;
 
 /// The running tally of one call's output.
 pub(super) struct OutputCheck {

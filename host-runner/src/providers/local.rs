@@ -21,7 +21,7 @@ use crate::registry::{
 pub const LOCAL_PROVIDER: &str = "local";
 
 /// The file that makes a folder a skill.
-const SKILL_FILE: &str = "SKILL.md";
+use skill_rules::SKILL_FILE;
 
 /// The largest skill file read, in bytes. The largest in the public corpora
 /// is 74 KB; a body near this size already fills a tool result to half of

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::registry::ResourceBaseJson;
 use crate::registry::{
     InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider,
 };
@@ -101,7 +102,7 @@ impl MemoryProvider {
 pub fn resource_base(value: Option<&Value>) -> Result<Option<ResourceBase>, String> {
     match value {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value.clone()).map(Some).map_err(|_| {
+        Some(value) => ResourceBaseJson::deserialize(value.clone()).map(Some).map_err(|_| {
             let kind = value.get("kind").map_or_else(|| "missing".to_owned(), Value::to_string);
             format!(
                 "tool \"skill\" returned invalid output: resourceBase must be {{\"kind\":\"directory\",\"path\"}}, {{\"kind\":\"url\",\"url\"}} or {{\"kind\":\"opaque\",\"description\"}} (kind: {kind})"

@@ -2,11 +2,14 @@
 //!
 //! - [`local`]: skill folders and Markdown files on this machine (SPEC §4.2).
 //! - [`memory`]: skills held in memory, as scenario files describe them (SPEC §7).
-//! - [`remote`]: skills listed by an index served over HTTP.
-//! - [`watch`]: live refresh, the local roots watched for catalog-relevant changes.
+//! - `remote` (feature `remote`): skills listed by an index served over HTTP.
+//! - `watch` (feature `watch`): live refresh, the local roots watched for
+//!   catalog-relevant changes.
 
 pub mod frontmatter;
 pub mod local;
 pub mod memory;
+#[cfg(feature = "remote")]
 pub mod remote;
+#[cfg(feature = "watch")]
 pub mod watch;

@@ -61,7 +61,7 @@ const MAX_DELAY_IN_DEBOUNCES: u32 = 10;
 const MAX_ARMING_ROUNDS: usize = 8;
 
 /// The file that makes a folder a skill (as the local provider reads it).
-const SKILL_FILE: &str = "SKILL.md";
+use skill_rules::SKILL_FILE;
 
 /// One invalidation and the changes behind it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! one winning skill per name, caches complete snapshots per cwd, and loads
 //! bodies from the winning provider on demand.
 
-mod budget;
-mod runtime;
+mod provider_deadline;
+mod runtime_skills;
 mod types;
 
 use std::collections::{HashMap, VecDeque};
@@ -11,9 +11,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use budget::Registered;
-pub use budget::{CallBudget, MAX_OVERDUE};
-pub use runtime::{RUNTIME_PROVIDER, RUNTIME_RANK, RuntimeSkill};
+use provider_deadline::Registered;
+pub use provider_deadline::{MAX_OVERDUE, ProviderDeadline};
+pub use runtime_skills::{RUNTIME_PROVIDER, RUNTIME_RANK, RuntimeSkill};
 pub use types::*;
 
 /// How many complete snapshots are cached (one per cwd) by default.
@@ -165,13 +165,13 @@ impl SkillRegistry {
     /// invalidation while it ran is retried once; a second supersession
     /// returns it as incomplete. Providers are waited for as long as they take.
     pub fn snapshot(&self, cwd: Option<&Path>) -> Arc<RegistrySnapshot> {
-        self.snapshot_within(cwd, &CallBudget::unbounded())
+        self.snapshot_within(cwd, &ProviderDeadline::unbounded())
     }
 
     /// [`SkillRegistry::snapshot`] under `budget`: a provider that has not
     /// answered by its deadline, or when its abort flag rises, counts as a
     /// failed listing, so the snapshot is incomplete (and not cached).
-    pub fn snapshot_within(&self, cwd: Option<&Path>, budget: &CallBudget) -> Arc<RegistrySnapshot> {
+    pub fn snapshot_within(&self, cwd: Option<&Path>, budget: &ProviderDeadline) -> Arc<RegistrySnapshot> {
         let key = cache_key(cwd);
         let mut attempt = 1;
         loop {
@@ -217,11 +217,15 @@ impl SkillRegistry {
     /// invalid candidate (the reference's behaviour); a provider that failed
     /// outright is omitted, as in the snapshot.
     pub fn list(&self, cwd: Option<&Path>) -> Result<Arc<RegistrySnapshot>, RegistryError> {
-        self.list_within(cwd, &CallBudget::unbounded())
+        self.list_within(cwd, &ProviderDeadline::unbounded())
     }
 
     /// [`SkillRegistry::list`] under `budget` (see [`SkillRegistry::snapshot_within`]).
-    pub fn list_within(&self, cwd: Option<&Path>, budget: &CallBudget) -> Result<Arc<RegistrySnapshot>, RegistryError> {
+    pub fn list_within(
+        &self,
+        cwd: Option<&Path>,
+        budget: &ProviderDeadline,
+    ) -> Result<Arc<RegistrySnapshot>, RegistryError> {
         let snapshot = self.snapshot_within(cwd, budget);
         if let Some(invalid) = &snapshot.invalid_candidate {
             return Err(RegistryError::Failed(invalid.clone()));
@@ -233,7 +237,7 @@ impl SkillRegistry {
     /// `Ok(None)` when nothing has it any more, or when the loaded skill has
     /// another name (renamed on disk: the provider is invalidated).
     pub fn get(&self, cwd: Option<&Path>, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
-        self.get_within(cwd, name, &CallBudget::unbounded())
+        self.get_within(cwd, name, &ProviderDeadline::unbounded())
     }
 
     /// [`SkillRegistry::get`] under `budget`: a provider that has not loaded
@@ -242,7 +246,7 @@ impl SkillRegistry {
         &self,
         cwd: Option<&Path>,
         name: &str,
-        budget: &CallBudget,
+        budget: &ProviderDeadline,
     ) -> Result<Option<SkillDefinition>, RegistryError> {
         if !is_skill_name(name) {
             return Ok(None);
@@ -279,7 +283,7 @@ impl SkillRegistry {
         Ok(Some(definition))
     }
 
-    fn collect(&self, cwd: Option<&Path>, budget: &CallBudget) -> RegistrySnapshot {
+    fn collect(&self, cwd: Option<&Path>, budget: &ProviderDeadline) -> RegistrySnapshot {
         let (providers, runtime) = {
             let contents = lock(&self.contents);
             (contents.providers.clone(), contents.runtime.clone())

@@ -2,7 +2,7 @@
 //!
 //! A provider is host code, so the sandbox's epoch deadline cannot interrupt
 //! it: a provider that hangs would hang the plugin call that asked for the
-//! registry, and with it the step. Under a bounded [`CallBudget`], each
+//! registry, and with it the step. Under a bounded [`ProviderDeadline`], each
 //! provider call therefore runs on a thread of its own while the caller waits
 //! for the answer until the deadline passes or the abort flag rises.
 //!
@@ -33,12 +33,12 @@ const ABORT_POLL: Duration = Duration::from_millis(5);
 /// abandons them: a plugin call passes its own deadline and its step's abort
 /// flag, so a provider that hangs cannot hang the step.
 #[derive(Debug, Clone, Default)]
-pub struct CallBudget {
+pub struct ProviderDeadline {
     deadline: Option<Instant>,
     abort: Option<Arc<AtomicBool>>,
 }
 
-impl CallBudget {
+impl ProviderDeadline {
     /// No deadline and no abort flag: providers are called on the caller's
     /// thread and waited for as long as they take (the command line's
     /// diagnostics, tests).
@@ -115,7 +115,7 @@ impl Registered {
     /// answer, so several providers can be started before waiting on any.
     pub fn start<T: Send + 'static>(
         &self,
-        budget: &CallBudget,
+        budget: &ProviderDeadline,
         work: impl FnOnce(&dyn SkillProvider) -> T + Send + 'static,
     ) -> PendingCall<T> {
         if budget.is_unbounded() {
@@ -159,7 +159,7 @@ pub(super) enum PendingCall<T> {
 
 impl<T> PendingCall<T> {
     /// The call's answer, or why there is none once the budget ran out.
-    pub fn wait(self, budget: &CallBudget) -> Result<T, Unanswered> {
+    pub fn wait(self, budget: &ProviderDeadline) -> Result<T, Unanswered> {
         let (slot, overdue) = match self {
             Self::Done(answer) => return answer,
             Self::Running { slot, overdue } => (slot, overdue),

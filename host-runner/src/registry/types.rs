@@ -20,27 +20,18 @@ impl Default for InvocationPolicy {
     }
 }
 
-/// Where a skill's resources live (SPEC §3.4). Serialised as the reference's
-/// `{"kind":"directory","path":…}` / `{"kind":"url","url":…}` /
-/// `{"kind":"opaque","description":…}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
-pub enum ResourceBase {
-    /// A directory on this machine.
-    Directory {
-        /// The directory's path.
-        path: String,
-    },
-    /// A base URL.
-    Url {
-        /// The URL.
-        url: String,
-    },
-    /// Free-text guidance.
-    Opaque {
-        /// The guidance text.
-        description: String,
-    },
+pub use skill_rules::ResourceBase;
+
+/// How a [`ResourceBase`] reads from JSON: serde's own derive, as the
+/// reference's shapes `{"kind":"directory","path":…}` /
+/// `{"kind":"url","url":…}` / `{"kind":"opaque","description":…}`
+/// (the rules crate has no dependencies, so the derive lives here).
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "ResourceBase", tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) enum ResourceBaseJson {
+    Directory { path: String },
+    Url { url: String },
+    Opaque { description: String },
 }
 
 /// One skill as a provider lists it.
@@ -118,10 +109,4 @@ pub trait SkillProvider: Send + Sync {
     fn load(&self, cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError>;
 }
 
-/// The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$` (SPEC §3.3).
-pub fn is_skill_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .split('-')
-            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
-}
+pub use skill_rules::is_skill_name;

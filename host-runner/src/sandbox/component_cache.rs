@@ -11,6 +11,12 @@
 //!
 //! Anything else (missing, corrupt, foreign, stale) is ignored: the
 //! component is compiled and the cache entry rewritten.
+//!
+//! Why not wasmtime's own cache (its `cache` feature): it trusts whatever
+//! file sits under the entry's name in its directory, checking neither who
+//! owns the directory nor a checksum of the bytes it deserializes, so a file
+//! planted there would run as native code; it also brings a configuration
+//! file format and compression this host does not need.
 
 use std::fs;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -58,7 +64,7 @@ fn is_private(dir: &Path) -> bool {
 
 /// Loads the component from the cache in `dir`, or compiles it and writes
 /// the cache entry. Cache problems never fail the load: they cost a compile.
-pub fn load(engine: &Engine, component: &[u8], dir: &Path) -> wasmtime::Result<Component> {
+pub(crate) fn load(engine: &Engine, component: &[u8], dir: &Path) -> wasmtime::Result<Component> {
     let path = dir.join(entry_name(engine, component));
     let checksum_path = path.with_extension("sha256");
     if is_private(dir)

@@ -35,7 +35,7 @@ impl std::error::Error for OverBudget {}
 
 /// A store's running total of the bytes its memories and tables hold.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub(crate) struct MemoryBudget {
     limit_bytes: usize,
     used_bytes: usize,
     /// The growth just allowed, taken back if wasmtime then fails to make it.
@@ -44,9 +44,9 @@ pub(crate) struct Budget {
     pending_bytes: usize,
 }
 
-impl Budget {
+impl MemoryBudget {
     pub(crate) fn new(limit_bytes: usize) -> Self {
-        Budget { limit_bytes, used_bytes: 0, pending_bytes: 0 }
+        MemoryBudget { limit_bytes, used_bytes: 0, pending_bytes: 0 }
     }
 
     /// Allows a growth of `added` bytes if the total stays within the budget.
@@ -68,7 +68,7 @@ impl Budget {
     }
 }
 
-impl ResourceLimiter for Budget {
+impl ResourceLimiter for MemoryBudget {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
         // Past the memory's own declared maximum, `memory.grow` fails as the
         // wasm spec says (it returns -1); that is not the host's cap.
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn memories_and_tables_share_one_budget() {
-        let mut budget = Budget::new(64 * MIB);
+        let mut budget = MemoryBudget::new(64 * MIB);
         assert!(budget.memory_growing(0, 40 * MIB, None).unwrap());
         // A second memory may not take what the first already holds.
         let refused = budget.memory_growing(0, 30 * MIB, None).unwrap_err();
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn a_growth_that_failed_gives_its_bytes_back() {
-        let mut budget = Budget::new(64 * MIB);
+        let mut budget = MemoryBudget::new(64 * MIB);
         assert!(budget.memory_growing(0, 60 * MIB, None).unwrap());
         assert!(budget.memory_grow_failed(wasmtime::Error::msg("no memory")).is_err());
         assert!(budget.memory_growing(0, 60 * MIB, None).unwrap());
@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn a_failure_without_a_request_takes_back_nothing() {
-        let mut budget = Budget::new(64 * MIB);
+        let mut budget = MemoryBudget::new(64 * MIB);
         assert!(budget.memory_growing(0, 60 * MIB, None).unwrap());
         // A growth refused by the memory's own maximum, then a failure
         // reported by wasmtime on its own: the 60 MiB stay counted.
@@ -152,17 +152,17 @@ mod tests {
 
     #[test]
     fn a_memory_past_its_own_maximum_fails_as_wasm_says_without_counting() {
-        let mut budget = Budget::new(64 * MIB);
+        let mut budget = MemoryBudget::new(64 * MIB);
         assert!(!budget.memory_growing(MIB, 3 * MIB, Some(2 * MIB)).unwrap());
         assert!(budget.memory_growing(0, 64 * MIB, None).unwrap());
     }
 
     #[test]
     fn sizes_that_overflow_are_refused() {
-        let mut budget = Budget::new(64 * MIB);
+        let mut budget = MemoryBudget::new(64 * MIB);
         assert!(budget.table_growing(0, usize::MAX / 2, None).is_err());
         assert!(budget.memory_growing(0, MIB, None).unwrap());
-        let mut budget = Budget::new(usize::MAX);
+        let mut budget = MemoryBudget::new(usize::MAX);
         assert!(budget.memory_growing(0, usize::MAX, None).unwrap());
         assert!(budget.memory_growing(0, 1, None).is_err());
     }

@@ -5,10 +5,11 @@
 //! Instances are reused between calls (so the plugin can remember the catalog
 //! it built for a registry revision): an idle instance is taken, or a new one
 //! is made and configured. An instance that trapped is dropped with its store
-//! and never called again. Instances belong to one `PluginRuntime`, hence to
+//! and never called again. Instances belong to one `Sandbox`, hence to
 //! one configuration.
 
-mod budget;
+pub mod component_cache;
+mod memory_budget;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,16 +21,16 @@ use wasmtime::{Config, Engine, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-use self::budget::{Budget, OverBudget};
+use self::memory_budget::{MemoryBudget, OverBudget};
 use crate::bindings::{SkillPlugin, SkillPluginPre};
 use crate::error::HostError;
-use crate::host::{CallHost, ProviderDeadline};
+use crate::imports::{CallContext, CallDeadline};
 
 /// The component built from `plugin/` and embedded at build time.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/skill_plugin.wasm"));
 
 /// How often the ticker advances the engine's epoch; deadlines are counted in ticks.
-pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(2);
+const EPOCH_TICK: Duration = Duration::from_millis(2);
 /// How much of the guest's stderr is kept for an error message.
 const STDERR_CAPACITY: usize = 64 * 1024;
 /// How many idle instances are kept for reuse (one per concurrent caller).
@@ -131,17 +132,17 @@ impl std::fmt::Debug for ManualClock {
     }
 }
 
-/// The per-call store state: an empty WASI context (no files, network,
+/// An instance's store state: an empty WASI context (no files, network,
 /// environment, arguments or stdio; stderr captured), the memory limiter, and
-/// the host side of the plugin's imports.
-pub struct CallState {
+/// what the current call may reach through the plugin's imports.
+pub(crate) struct StoreState {
     wasi: WasiCtx,
     table: ResourceTable,
-    budget: Budget,
-    pub(crate) host: CallHost,
+    memory: MemoryBudget,
+    pub(crate) call: CallContext,
 }
 
-impl WasiView for CallState {
+impl WasiView for StoreState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
     }
@@ -149,15 +150,15 @@ impl WasiView for CallState {
 
 /// A configured instance with its own store.
 struct Instance {
-    store: Store<CallState>,
+    store: Store<StoreState>,
     plugin: SkillPlugin,
     stderr: MemoryOutputPipe,
 }
 
 /// A compiled plugin and its idle instances.
-pub struct PluginRuntime {
+pub struct Sandbox {
     engine: Engine,
-    pre: SkillPluginPre<CallState>,
+    pre: SkillPluginPre<StoreState>,
     limits: SandboxLimits,
     /// Worked out from `limits` once, not on every call.
     deadline_ticks: u64,
@@ -176,7 +177,7 @@ struct TickCount {
     ticks: AtomicU64,
 }
 
-impl PluginRuntime {
+impl Sandbox {
     /// Compiles `component` once, links it, starts the epoch ticker, and
     /// checks that the plugin accepts `config` (JSON); a refusal is
     /// [`HostError::Config`] with the plugin's own text.
@@ -185,7 +186,7 @@ impl PluginRuntime {
     }
 
     /// Like [`new`](Self::new), loading and storing the compiled component in
-    /// `cache` (see [`crate::component_cache`]) when given.
+    /// `cache` (see [`crate::sandbox::component_cache`]) when given.
     pub fn with_cache(
         component: &[u8],
         config: &str,
@@ -196,15 +197,15 @@ impl PluginRuntime {
         engine_config.epoch_interruption(true);
         let engine = Engine::new(&engine_config).map_err(|error| HostError::Load(format!("{error:#}")))?;
         let component = match cache {
-            Some(dir) => crate::component_cache::load(&engine, component, dir),
+            Some(dir) => component_cache::load(&engine, component, dir),
             None => Component::new(&engine, component),
         }
         .map_err(|error| HostError::Load(format!("{error:#}")))?;
-        let mut linker = Linker::<CallState>::new(&engine);
+        let mut linker = Linker::<StoreState>::new(&engine);
         // The Rust std on wasm32-wasip2 imports WASI even when unused; it is
         // linked with an empty context, so it grants nothing.
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|error| HostError::Load(format!("{error:#}")))?;
-        SkillPlugin::add_to_linker::<_, HasSelf<CallState>>(&mut linker, |state| state)
+        SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, |state| &mut state.call)
             .map_err(|error| HostError::Load(format!("{error:#}")))?;
         let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Load(format!("{error:#}")))?;
         let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Load(format!("{error:#}")))?;
@@ -212,7 +213,7 @@ impl PluginRuntime {
             DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
             DeadlineClock::Manual => None,
         };
-        let runtime = Self {
+        let sandbox = Self {
             engine,
             pre,
             limits,
@@ -223,8 +224,8 @@ impl PluginRuntime {
             idle: Mutex::new(Vec::new()),
         };
         // Configure one instance now, so a refused configuration fails here.
-        runtime.call("configure", CallHost::detached(), |_, _| Ok(()))?;
-        Ok(runtime)
+        sandbox.call("configure", CallContext::detached(), |_, _| Ok(()))?;
+        Ok(sandbox)
     }
 
     /// The limits every call runs under.
@@ -244,8 +245,8 @@ impl PluginRuntime {
     pub(crate) fn call<R>(
         &self,
         name: &'static str,
-        host: CallHost,
-        body: impl FnOnce(&mut Store<CallState>, &SkillPlugin) -> wasmtime::Result<R>,
+        call: CallContext,
+        body: impl FnOnce(&mut Store<StoreState>, &SkillPlugin) -> wasmtime::Result<R>,
     ) -> Result<R, HostError> {
         let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
         let mut instance = match idle {
@@ -253,20 +254,23 @@ impl PluginRuntime {
             None => Box::new(self.instantiate(name)?),
         };
         let window = self.provider_window;
-        let provider_deadline = match &self.ticks {
+        let deadline = match &self.ticks {
             // The call starts at the ticker's current tick (at most a tick
             // before now): no clock is read unless a provider is asked.
-            Some(count) => {
-                ProviderDeadline::AfterTick { origin: count.origin, tick: count.ticks.load(Ordering::Relaxed), window }
-            }
-            None => ProviderDeadline::At(Instant::now().checked_add(window)),
+            Some(count) => CallDeadline::AfterTicks {
+                origin: count.origin,
+                ticks: count.ticks.load(Ordering::Relaxed),
+                tick: EPOCH_TICK,
+                window,
+            },
+            None => CallDeadline::At(Instant::now().checked_add(window)),
         };
-        instance.store.data_mut().host = CallHost { provider_deadline, ..host };
+        instance.store.data_mut().call = CallContext { deadline, ..call };
         instance.store.set_epoch_deadline(self.deadline_ticks);
         match body(&mut instance.store, &instance.plugin) {
             Ok(result) => {
                 // Release the registry and session before the instance idles.
-                instance.store.data_mut().host = CallHost::detached();
+                instance.store.data_mut().call = CallContext::detached();
                 let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
                 if idle.len() < MAX_IDLE {
                     idle.push(instance);
@@ -281,10 +285,10 @@ impl PluginRuntime {
     fn instantiate(&self, name: &'static str) -> Result<Instance, HostError> {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
-        let budget = Budget::new(self.limits.memory_bytes);
-        let state = CallState { wasi, table: ResourceTable::new(), budget, host: CallHost::detached() };
+        let memory = MemoryBudget::new(self.limits.memory_bytes);
+        let state = StoreState { wasi, table: ResourceTable::new(), memory, call: CallContext::detached() };
         let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.budget);
+        store.limiter(|state| &mut state.memory);
         // What one import call's arguments or one export's result may copy
         // out of the guest (strings and lists, aliased or not) is bounded by
         // the same budget.

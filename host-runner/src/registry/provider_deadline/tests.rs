@@ -103,8 +103,8 @@ fn names(snapshot: &RegistrySnapshot) -> Vec<&str> {
     snapshot.skills.iter().map(|winner| winner.candidate.name.as_str()).collect()
 }
 
-fn within(millis: u64) -> CallBudget {
-    CallBudget::until(Instant::now() + Duration::from_millis(millis))
+fn within(millis: u64) -> ProviderDeadline {
+    ProviderDeadline::until(Instant::now() + Duration::from_millis(millis))
 }
 
 fn overdue(registry: &SkillRegistry, index: usize) -> usize {
@@ -173,7 +173,7 @@ fn an_abort_abandons_a_hung_provider_without_waiting_for_a_deadline() {
         })
     };
     // No deadline at all: only the abort can end the wait.
-    let snapshot = registry.snapshot_within(None, &CallBudget::unbounded().with_abort(Some(abort)));
+    let snapshot = registry.snapshot_within(None, &ProviderDeadline::unbounded().with_abort(Some(abort)));
     raiser.join().unwrap();
     assert!(!snapshot.complete);
     assert!(snapshot.skills.is_empty());

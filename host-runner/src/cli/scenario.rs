@@ -5,14 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use crate::error::HostError;
-use crate::message::{self, single_text};
-use crate::plugin::{Decision, Plugin, StepInput, StepOutcome, ToolOutcome, ToolView};
-use crate::providers::memory::{self, LoadOutcome, MemoryProvider, MemorySkill};
-use crate::registry::{InvocationPolicy, RuntimeSkill, SkillProvider, SkillRegistry};
-use crate::runtime::SandboxLimits;
-use crate::session::{SessionHeader, SessionLog, SurfaceOp};
-use crate::step;
+use skill_host::message::{self, single_text};
+use skill_host::providers::memory::{self, LoadOutcome, MemoryProvider, MemorySkill};
+use skill_host::{
+    Decision, HostError, InvocationPolicy, Plugin, RuntimeSkill, SandboxLimits, SessionHeader, SessionLog,
+    SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolOutcome, ToolView, run_step,
+};
 
 /// The cwd of a scenario that names none.
 pub const DEFAULT_CWD: &str = "/workspace";
@@ -123,12 +121,9 @@ impl Scenario {
                     cwd: Some(self.cwd.as_str().into()),
                     tool_view: tool_view(step.get("toolView"))?,
                     abort: None,
+                    preview: op == "propose",
                 };
-                let outcome = if op == "pre-step" {
-                    step::run_step(plugin, registry, session, &input, proposed)?
-                } else {
-                    plugin.pre_step(registry, session, &input, proposed)?
-                };
+                let outcome = run_step(plugin, registry, session, &input, proposed)?;
                 Ok(decision_record(&outcome))
             }
             "invoke" => {
@@ -143,7 +138,7 @@ impl Scenario {
                 })
             }
             "compact" => {
-                step::lock(session).compact(COMPACTION_SUMMARY)?;
+                lock(session).compact(COMPACTION_SUMMARY)?;
                 Ok(json!({}))
             }
             "set-providers" => {
@@ -165,6 +160,11 @@ impl Scenario {
             other => Err(input(&format!("unknown step op `{other}`"))),
         }
     }
+}
+
+/// Locks the scenario's session (never poisoned: a step that panicked ends the replay).
+fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
+    session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn input(reason: &str) -> HostError {
@@ -302,7 +302,7 @@ fn set_runtime(registry: &SkillRegistry, list: &[Value]) -> Result<(), HostError
 
 /// Seeds the session with the scenario's events, seq assigned in order.
 fn seed(session: &Mutex<SessionLog>, events: &[Value]) -> Result<(), HostError> {
-    let mut log = step::lock(session);
+    let mut log = lock(session);
     for (index, event) in events.iter().enumerate() {
         let seed = |reason: &str| HostError::Input(format!("session event {index}: {reason}"));
         let event_type = event.get("type").and_then(Value::as_str).ok_or_else(|| seed("needs a `type` string"))?;

@@ -1,0 +1,161 @@
+//! The rules the skill plugin (the guest) and its hosts must agree on, in
+//! one place: both sides validate with the same code, so they cannot drift.
+//! `no_std` with `alloc` and no dependencies, so the guest compiles it for
+//! `wasm32-wasip2` exactly as the host compiles it natively.
+//!
+//! ```
+//! use skill_rules::{is_skill_name, ResourceBase};
+//!
+//! assert!(is_skill_name("review-pr"));
+//! assert!(!is_skill_name("../etc"));
+//! let base = ResourceBase::Directory { path: "/skills/review-pr".into() };
+//! assert_eq!((base.kind(), base.value()), ("directory", "/skills/review-pr"));
+//! ```
+
+#![no_std]
+#![deny(missing_docs)]
+
+extern crate alloc;
+
+use alloc::string::String;
+
+/// The plugin's name in DeepSeek Harness (docs/spec.md §3.1).
+pub const PLUGIN_NAME: &str = "dsh-tool-skill";
+
+/// The source of every catalog message the plugin publishes, as compact JSON
+/// (docs/spec.md §3.1).
+pub const CATALOG_SOURCE: &str = r#"{"kind":"plugin","plugin":"dsh-tool-skill"}"#;
+
+/// The file that makes a folder a skill bundle (docs/spec.md §4.2).
+pub const SKILL_FILE: &str = "SKILL.md";
+
+/// The catalog's description cap when the configuration names none
+/// (`catalogDescriptionMaxLength`, docs/spec.md §3.1).
+pub const DEFAULT_DESCRIPTION_MAX_LENGTH: usize = 500;
+
+/// The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$` (docs/spec.md §3.3):
+/// no `/`, `.` or upper case, so a name is always one safe path component.
+pub fn is_skill_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .split('-')
+            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
+/// ECMAScript's `\s` (docs/spec.md §3.5): the reference normalises and trims
+/// with it, and it is wider than ASCII whitespace and differs from
+/// [`char::is_whitespace`] (which includes U+0085 and excludes U+FEFF).
+pub fn is_ecmascript_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+/// How the agent's tool view resolves the name `skill` (docs/spec.md §3.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ToolView {
+    /// `skill` is this plugin's tool.
+    #[default]
+    Visible,
+    /// The agent's tool view excludes it.
+    Hidden,
+    /// Another tool named `skill` shadows it.
+    Shadowed,
+}
+
+/// Where a skill's resources live (docs/spec.md §3.4): what the tool result's
+/// guidance lines name. Written as the reference's
+/// `{"kind":"directory","path":…}`, `{"kind":"url","url":…}` or
+/// `{"kind":"opaque","description":…}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ResourceBase {
+    /// A directory on the host's machine.
+    Directory {
+        /// The directory's path.
+        path: String,
+    },
+    /// A base URL.
+    Url {
+        /// The URL.
+        url: String,
+    },
+    /// Free-text guidance.
+    Opaque {
+        /// The guidance text.
+        description: String,
+    },
+}
+
+impl ResourceBase {
+    /// The `kind` it is written with: `directory`, `url` or `opaque`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Directory { .. } => "directory",
+            Self::Url { .. } => "url",
+            Self::Opaque { .. } => "opaque",
+        }
+    }
+
+    /// Its one field's value: the path, the URL or the description.
+    pub fn value(&self) -> &str {
+        match self {
+            Self::Directory { path: value } | Self::Url { url: value } | Self::Opaque { description: value } => value,
+        }
+    }
+
+    /// The name of its one field: `path`, `url` or `description`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            Self::Directory { .. } => "path",
+            Self::Url { .. } => "url",
+            Self::Opaque { .. } => "description",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skill_names_follow_the_grammar() {
+        for name in ["a", "review-pr", "a1-b2-c3", "0"] {
+            assert!(is_skill_name(name), "{name}");
+        }
+        for name in ["", "-a", "a-", "a--b", "A", "a_b", "a.b", "a/b", "..", "é"] {
+            assert!(!is_skill_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn ecmascript_whitespace_is_not_rusts() {
+        assert!(is_ecmascript_whitespace('\u{FEFF}'));
+        assert!(!'\u{FEFF}'.is_whitespace());
+        assert!(!is_ecmascript_whitespace('\u{85}'));
+        assert!('\u{85}'.is_whitespace());
+        for c in ['\t', '\n', '\u{0B}', '\u{0C}', '\r', ' ', '\u{A0}', '\u{2000}', '\u{200A}', '\u{3000}'] {
+            assert!(is_ecmascript_whitespace(c), "{c:?}");
+        }
+        assert!(!is_ecmascript_whitespace('\u{200B}'));
+    }
+
+    #[test]
+    fn the_catalog_source_names_the_plugin() {
+        assert_eq!(CATALOG_SOURCE, alloc::format!(r#"{{"kind":"plugin","plugin":"{PLUGIN_NAME}"}}"#));
+    }
+
+    #[test]
+    fn a_resource_base_names_its_kind_field_and_value() {
+        let bases = [
+            (ResourceBase::Directory { path: "/p".into() }, "directory", "path"),
+            (ResourceBase::Url { url: "https://x/".into() }, "url", "url"),
+            (ResourceBase::Opaque { description: "ask".into() }, "opaque", "description"),
+        ];
+        for (base, kind, field) in bases {
+            assert_eq!((base.kind(), base.field()), (kind, field));
+        }
+        assert_eq!(ResourceBase::Url { url: "https://x/".into() }.value(), "https://x/");
+    }
+}
