@@ -1,5 +1,5 @@
 //! Catalog recognition (plugin `catalog::is_catalog` / `published_digest`,
-//! SPEC §3.7): on any message it never panics and the two agree; every
+//! docs/spec.md §3.7): on any message it never panics and the two agree; every
 //! catalog the plugin renders, initial or replacement, is recognised with the
 //! digest it was built with; and a later-generation `skill-catalog` message
 //! listing the same entries has the same digest, so moving a session between

@@ -1,5 +1,5 @@
 //! Catalog description normalisation (plugin `description::catalog_description`,
-//! SPEC §3.5): for any text and any cap ≥ 3 the result fits the cap in
+//! docs/spec.md §3.5): for any text and any cap ≥ 3 the result fits the cap in
 //! characters, holds no whitespace but single spaces between words, is
 //! trimmed, and normalising it again changes nothing.
 
@@ -10,7 +10,7 @@ use skill_plugin::description::{ELLIPSIS, catalog_description, is_ecmascript_whi
 
 fuzz_target!(|input: (u16, &str)| {
     let (cap, raw) = input;
-    // The configuration refuses caps below 3 (SPEC §3.1).
+    // The configuration refuses caps below 3 (docs/spec.md §3.1).
     let cap = usize::from(cap % 1024).max(3);
     let out = catalog_description(raw, cap);
     let chars = out.chars().count();

@@ -1,5 +1,5 @@
 //! Measures what the real plugin produces and needs for large catalogs and
-//! bodies, to choose the sandbox's default limits (README, "Security model").
+//! bodies, to choose the sandbox's default limits (docs/security.md).
 //! Prints one JSON object per line:
 //!
 //! ```sh

@@ -8,11 +8,43 @@ use crate::session::SessionError;
 /// A failure of the host or of a plugin call. The plugin's own domain errors
 /// (a tool error, a refused configuration) are values, not this type, except
 /// where the host cannot go on (a refused configuration at start-up).
+///
+/// Each variant's text is the whole one-line message (what `skill-host`
+/// prints), causes included; [`source`](std::error::Error::source) gives the
+/// underlying error to inspect (a `wasmtime::Error`, downcastable to
+/// `wasmtime::Trap`; an `std::io::Error`), so a report that prints the
+/// chain should stop at a `HostError`.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HostError {
-    /// The component could not be compiled or linked.
-    #[error("cannot load the plugin component: {0}")]
-    Load(String),
+    /// The wasmtime engine could not be configured for this machine.
+    #[error("cannot load the plugin component: {}", chain(.source))]
+    Engine {
+        /// What wasmtime reported.
+        source: wasmtime::Error,
+    },
+    /// The bytes are not a component wasmtime can compile (or a cached copy
+    /// of it could not be loaded and compiling failed).
+    #[error("cannot load the plugin component: {}", chain(.source))]
+    Compile {
+        /// What wasmtime reported.
+        source: wasmtime::Error,
+    },
+    /// The component compiled but does not link against the host: it
+    /// imports something the host does not offer, or does not export the
+    /// `skill-plugin` world.
+    #[error("cannot load the plugin component: {}", chain(.source))]
+    Link {
+        /// What wasmtime reported.
+        source: wasmtime::Error,
+    },
+    /// The thread that advances the deadline clock could not be started
+    /// (without it no deadline would ever fire, so the host refuses to run).
+    #[error("cannot load the plugin component: cannot start the epoch ticker thread: {source}")]
+    Ticker {
+        /// Why the thread could not be spawned.
+        source: std::io::Error,
+    },
     /// The plugin refused its configuration; the text is the plugin's.
     #[error("{0}")]
     Config(String),
@@ -59,6 +91,9 @@ pub enum HostError {
         reason: String,
         /// What the guest wrote to stderr (a panic message), trimmed.
         stderr: String,
+        /// The error wasmtime returned (a `wasmtime::Trap` when it was one,
+        /// with the guest's backtrace).
+        source: wasmtime::Error,
     },
     /// The plugin returned something the host refuses to use.
     #[error("plugin call `{call}` returned invalid output: {reason}")]
@@ -82,6 +117,11 @@ pub enum HostError {
     /// A scenario or input file is malformed.
     #[error("{0}")]
     Input(String),
+}
+
+/// A wasmtime error with its causes, `: `-separated, as anyhow's `{:#}`.
+fn chain(error: &wasmtime::Error) -> String {
+    format!("{error:#}")
 }
 
 fn stderr_suffix(stderr: &str) -> String {

@@ -1,6 +1,6 @@
 //! `skill-host`: see what the model sees. Runs the skill plugin in its
 //! sandbox against a DeepSeek Harness session file and the skills on disk
-//! (SPEC §6). Each command lives in its own file under `cli/`.
+//! (docs/spec.md §6). Each command lives in its own file under `cli/`.
 
 mod cli;
 
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             // One line, naming what failed.
-            let text = format!("{error:#}").replace('\n', " ");
+            let text = cli::common::one_line(&error).replace('\n', " ");
             eprintln!("error: {}", cli::common::for_stderr(&text));
             ExitCode::from(EXIT_HOST_FAILURE)
         }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 pub use crate::session::new_message_id;
 
-/// The source of catalog messages the plugin writes (SPEC §3.1).
+/// The source of catalog messages the plugin writes (docs/spec.md §3.1).
 pub static CATALOG_SOURCE: LazyLock<Value> =
     LazyLock::new(|| serde_json::from_str(skill_rules::CATALOG_SOURCE).expect("the catalog source is JSON"));
 

@@ -300,7 +300,7 @@ fn validate_tool_result(
     if !is_skill_name(&value.name) {
         return Err(invalid(format!("the value names skill {:?}, which is not a valid skill name", value.name)));
     }
-    // The tool loads exactly the skill it was asked for (SPEC §3.3).
+    // The tool loads exactly the skill it was asked for (docs/spec.md §3.3).
     let requested = serde_json::from_str::<Value>(arguments).ok();
     let requested = requested.as_ref().and_then(|arguments| arguments.get("name")).and_then(Value::as_str);
     if requested != Some(value.name.as_str()) {

@@ -1,7 +1,7 @@
 //! Properties of the host's readers of untrusted files, checked on generated
 //! inputs (`proptest`, a few hundred cases each, so CI stays fast; the long
 //! runs are the cargo-fuzz targets in `fuzz/`): `SKILL.md` frontmatter
-//! (SPEC §4.2) and the session log (§5).
+//! (docs/spec.md §4.2) and the session log (§5).
 
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! The catalog: entry lines, digest, the two message templates (SPEC §3.5,
+//! The catalog: entry lines, digest, the two message templates (docs/spec.md §3.5,
 //! §3.6) and recognition of published catalogs of both generations (§3.7).
 
 use serde_json::Value;
@@ -143,7 +143,7 @@ pub fn source_kind(source_json: &str) -> SourceKind {
     }
 }
 
-/// Whether `message` is a published catalog (SPEC §3.7), cheaply: no digest.
+/// Whether `message` is a published catalog (docs/spec.md §3.7), cheaply: no digest.
 pub fn is_catalog(message: &Message) -> bool {
     recognise(message, false).is_some()
 }

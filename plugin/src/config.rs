@@ -1,11 +1,11 @@
-//! Plugin configuration (SPEC §3.1).
+//! Plugin configuration (docs/spec.md §3.1).
 
 use serde_json::Value;
 
 /// The default cap on a catalog description, in characters.
 pub const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH: usize = skill_rules::DEFAULT_DESCRIPTION_MAX_LENGTH;
 
-/// The exact error for a bad `catalogDescriptionMaxLength` (SPEC §3.1).
+/// The exact error for a bad `catalogDescriptionMaxLength` (docs/spec.md §3.1).
 pub const MAX_LENGTH_ERROR: &str =
     "tool-skill: catalogDescriptionMaxLength must be an integer greater than or equal to 3";
 

@@ -1,4 +1,4 @@
-//! Catalog description normalisation (SPEC §3.5): whitespace runs collapsed,
+//! Catalog description normalisation (docs/spec.md §3.5): whitespace runs collapsed,
 //! trimmed, and capped in characters.
 
 /// The reference normalises with `/\s+/g`: ECMAScript's whitespace class.

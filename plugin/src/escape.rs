@@ -1,4 +1,4 @@
-//! The two escaping functions of SPEC §3.4, shared by the catalog and the tool result.
+//! The two escaping functions of docs/spec.md §3.4, shared by the catalog and the tool result.
 
 /// Escapes a value for a double-quoted pseudo-XML attribute: `&`, `"`, `<`
 /// (in that order). `>` is kept, as in the reference.

@@ -2,7 +2,7 @@
 //! `skill` tool, built for `wasm32-wasip2` as a WebAssembly component that
 //! implements the `dsh:skill/skill-plugin` world in `../wit/world.wit`.
 //!
-//! Everything the model sees is produced here, byte for byte as SPEC §3 says.
+//! Everything the model sees is produced here, byte for byte as docs/spec.md §3 says.
 //! The logic is plain Rust that runs and is tested natively; [`glue`] (wasm
 //! only) converts the WIT types and calls it.
 //!

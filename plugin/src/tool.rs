@@ -1,4 +1,4 @@
-//! The `skill` tool: its definition (SPEC §3.2), execution order (§3.3) and
+//! The `skill` tool: its definition (docs/spec.md §3.2), execution order (§3.3) and
 //! result rendering (§3.4).
 
 use serde_json::Value;
@@ -74,7 +74,7 @@ impl From<RegistryError> for ToolError {
     }
 }
 
-/// Runs the tool for JSON `arguments` in the order of SPEC §3.3.
+/// Runs the tool for JSON `arguments` in the order of docs/spec.md §3.3.
 pub fn invoke(registry: &impl Registry, arguments: &str) -> Result<SkillResult, ToolError> {
     let name = skill_name_argument(arguments)?;
     if !is_skill_name(&name) {
@@ -117,7 +117,7 @@ const DIRECTORY_GUIDANCE: &str = "Resolve relative paths mentioned by this skill
 const URL_GUIDANCE: &str = "Resolve relative URLs mentioned by this skill against the base URL before using them. Load referenced resources only as needed.";
 const AS_NEEDED_GUIDANCE: &str = "Load referenced resources only as needed.";
 
-/// Renders a result as the text the model sees (SPEC §3.4). The body is
+/// Renders a result as the text the model sees (docs/spec.md §3.4). The body is
 /// inserted verbatim, never escaped.
 pub fn render(result: &SkillResult) -> String {
     let (first, second) = match &result.resource_base {

@@ -1,7 +1,7 @@
 //! Properties of the code that reads untrusted text, checked on generated
 //! inputs (`proptest`, a few hundred cases each, so CI stays fast; the long
 //! runs are the cargo-fuzz targets in `fuzz/`): description normalisation
-//! (SPEC §3.5) and catalog recognition (§3.7).
+//! (docs/spec.md §3.5) and catalog recognition (§3.7).
 
 use proptest::prelude::*;
 use serde_json::json;

@@ -65,6 +65,26 @@ pub enum ToolView {
     Shadowed,
 }
 
+impl ToolView {
+    /// Every view, in the order the command line and scenarios list them.
+    pub const ALL: [Self; 3] = [Self::Visible, Self::Hidden, Self::Shadowed];
+
+    /// Its name in scenarios, the command line and the WIT: `visible`,
+    /// `hidden` or `shadowed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Visible => "visible",
+            Self::Hidden => "hidden",
+            Self::Shadowed => "shadowed",
+        }
+    }
+
+    /// The view with this [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|view| view.name() == name)
+    }
+}
+
 /// Where a skill's resources live (docs/spec.md §3.4): what the tool result's
 /// guidance lines name. Written as the reference's
 /// `{"kind":"directory","path":…}`, `{"kind":"url","url":…}` or
@@ -139,6 +159,15 @@ mod tests {
             assert!(is_ecmascript_whitespace(c), "{c:?}");
         }
         assert!(!is_ecmascript_whitespace('\u{200B}'));
+    }
+
+    #[test]
+    fn a_tool_view_is_found_by_its_name() {
+        for view in ToolView::ALL {
+            assert_eq!(ToolView::from_name(view.name()), Some(view));
+        }
+        assert_eq!(ToolView::ALL.map(ToolView::name), ["visible", "hidden", "shadowed"]);
+        assert_eq!(ToolView::from_name("Visible"), None);
     }
 
     #[test]

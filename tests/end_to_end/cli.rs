@@ -1,4 +1,4 @@
-//! The `skill-host` command line (SPEC §6) on the example workspace: the
+//! The `skill-host` command line (docs/spec.md §6) on the example workspace: the
 //! catalog lifecycle, the tool's result and errors, and exit codes.
 
 use serde_json::Value;

@@ -13,7 +13,7 @@ use serde_json::Value;
 use skill_host::message::single_text;
 use skill_host::providers::local::{LocalProvider, LocalRoots};
 use skill_host::providers::remote::{IndexUrl, RemoteProvider};
-use skill_host::{EMBEDDED_PLUGIN, OutputLimits, Plugin, SandboxLimits, SkillRegistry};
+use skill_host::{EMBEDDED_PLUGIN, HostError, OutputLimits, Plugin, SandboxLimits, SkillRegistry};
 
 /// Options accepted before or after any command.
 #[derive(Args)]
@@ -188,4 +188,25 @@ mod tests {
         assert_eq!(terminal_safe("line\r\nend\u{7f}"), "line\r\nend\\u{7f}");
         assert!(matches!(terminal_safe("plain text, «ünïcödé», tab\tand\nnewline"), Cow::Borrowed(_)));
     }
+}
+
+/// The error as one line, its causes `: `-separated like anyhow's `{:#}`,
+/// except below a [`HostError`] whose text already names its wasmtime
+/// cause (loading and trap errors): their source is for code to inspect,
+/// and printing it again would repeat it with a backtrace.
+pub fn one_line(error: &anyhow::Error) -> String {
+    let mut parts = Vec::new();
+    for cause in error.chain() {
+        parts.push(cause.to_string());
+        let names_its_cause = matches!(
+            cause.downcast_ref::<HostError>(),
+            Some(
+                HostError::Engine { .. } | HostError::Compile { .. } | HostError::Link { .. } | HostError::Trap { .. }
+            )
+        );
+        if names_its_cause {
+            break;
+        }
+    }
+    parts.join(": ")
 }

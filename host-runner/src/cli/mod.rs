@@ -1,4 +1,4 @@
-//! The `skill-host` commands, one file each (SPEC §6).
+//! The `skill-host` commands, one file each (docs/spec.md §6).
 
 pub mod common;
 pub mod compact;

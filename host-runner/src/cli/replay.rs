@@ -1,4 +1,4 @@
-//! `replay`: a scenario file against in-memory providers (SPEC §7).
+//! `replay`: a scenario file against in-memory providers (docs/spec.md §7).
 
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ use super::common::{GlobalOptions, for_stdout, pretty};
 /// Run a scenario file against in-memory providers.
 #[derive(Args)]
 pub struct ReplayArgs {
-    /// The scenario (SPEC §7).
+    /// The scenario (docs/spec.md §7).
     scenario: PathBuf,
 }
 

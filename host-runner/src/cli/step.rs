@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serde_json::json;
 use skill_host::message;
 use skill_host::session::SessionLog;
@@ -25,18 +26,17 @@ pub struct StepArgs {
     #[arg(long = "message", value_name = "TEXT")]
     messages: Vec<String>,
     /// How the agent's tool view resolves `skill`.
-    #[arg(long, value_enum, default_value_t = ViewArg::Visible)]
-    tool_view: ViewArg,
+    #[arg(long, default_value = "visible", value_parser = tool_view_parser())]
+    tool_view: ToolView,
     /// Print the decision as JSON.
     #[arg(long)]
     json: bool,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum ViewArg {
-    Visible,
-    Hidden,
-    Shadowed,
+/// `--tool-view`: one of the views' names.
+fn tool_view_parser() -> impl TypedValueParser<Value = ToolView> {
+    PossibleValuesParser::new(ToolView::ALL.map(ToolView::name))
+        .map(|name| ToolView::from_name(&name).expect("clap allows only the views' names"))
 }
 
 impl StepArgs {
@@ -48,16 +48,7 @@ impl StepArgs {
         let plugin = global.load_plugin()?;
         let registry = global.registry();
         let session = Arc::new(Mutex::new(log));
-        let input = StepInput {
-            cwd: cwd.map(Arc::from),
-            tool_view: match self.tool_view {
-                ViewArg::Visible => ToolView::Visible,
-                ViewArg::Hidden => ToolView::Hidden,
-                ViewArg::Shadowed => ToolView::Shadowed,
-            },
-            abort: None,
-            preview: false,
-        };
+        let input = StepInput { cwd: cwd.map(Arc::from), tool_view: self.tool_view, abort: None, preview: false };
         let proposed = self.messages.iter().map(|text| message::user_message(message::user_source(), text)).collect();
         let outcome = run_step(&plugin, &registry, &session, &input, Decision::Enter(proposed))?;
         let StepOutcome::Decided(Decision::Enter(messages)) = outcome else {

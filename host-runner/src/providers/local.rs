@@ -1,4 +1,4 @@
-//! The local filesystem skill provider (SPEC §4.2): skills in project, custom,
+//! The local filesystem skill provider (docs/spec.md §4.2): skills in project, custom,
 //! user and bundled folders.
 //!
 //! A root holds skills one level deep: `<root>/<dir>/SKILL.md` (resources in
@@ -123,7 +123,7 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     cwd.ancestors().find(|dir| fs::metadata(dir.join(".git")).is_ok()).map_or_else(|| cwd.clone(), Path::to_path_buf)
 }
 
-// Ranks and source names of the roots, lowest rank winning (SPEC §4.2).
+// Ranks and source names of the roots, lowest rank winning (docs/spec.md §4.2).
 const PROJECT_DSH: (&str, i64) = ("project-dsh", 100);
 const PROJECT_AGENTS: (&str, i64) = ("project-agents", 200);
 const CUSTOM: (&str, i64) = ("custom", 300);

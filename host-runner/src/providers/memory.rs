@@ -1,4 +1,4 @@
-//! An in-memory provider, as scenario files describe providers (SPEC §7):
+//! An in-memory provider, as scenario files describe providers (docs/spec.md §7):
 //! skills given as JSON objects, an optional failure, an optional explicit
 //! incomplete listing, and per-skill overrides of what a load finds.
 
@@ -89,7 +89,7 @@ impl MemoryProvider {
             source: string("source", Some(&self.name))?,
             provider: string("provider", Some(&self.name))?,
             // Checked when a load returns it: an invalid kind is the tool's
-            // invalid output, never a rendering (SPEC §3.3).
+            // invalid output, never a rendering (docs/spec.md §3.3).
             resource_base: None,
             rank,
             path: None,

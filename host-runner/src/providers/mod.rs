@@ -1,7 +1,7 @@
 //! Skill providers: where skills come from.
 //!
-//! - [`local`]: skill folders and Markdown files on this machine (SPEC §4.2).
-//! - [`memory`]: skills held in memory, as scenario files describe them (SPEC §7).
+//! - [`local`]: skill folders and Markdown files on this machine (docs/spec.md §4.2).
+//! - [`memory`]: skills held in memory, as scenario files describe them (docs/spec.md §7).
 //! - `remote` (feature `remote`): skills listed by an index served over HTTP.
 //! - `watch` (feature `watch`): live refresh, the local roots watched for
 //!   catalog-relevant changes.

@@ -1,6 +1,6 @@
 //! Live refresh for long-running hosts: a [`SkillWatcher`] watches the local
 //! provider's roots with [`notify`] and invalidates the registry when, and
-//! only when, a change can alter the catalog (SPEC §4.2's layout):
+//! only when, a change can alter the catalog (docs/spec.md §4.2's layout):
 //!
 //! - `<root>/<dir>/SKILL.md` or a flat `<root>/<file>.md` added, changed or
 //!   removed;

@@ -1,4 +1,4 @@
-//! The skill registry (SPEC §4.1): merges providers and runtime skills into
+//! The skill registry (docs/spec.md §4.1): merges providers and runtime skills into
 //! one winning skill per name, caches complete snapshots per cwd, and loads
 //! bodies from the winning provider on demand.
 

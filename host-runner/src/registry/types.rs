@@ -1,4 +1,4 @@
-//! The values providers and the registry exchange (SPEC §4.1).
+//! The values providers and the registry exchange (docs/spec.md §4.1).
 
 use std::path::{Path, PathBuf};
 

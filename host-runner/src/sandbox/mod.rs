@@ -43,11 +43,11 @@ const MAX_PLUGIN_RESERVE: Duration = Duration::from_millis(100);
 /// Limits applied to every plugin call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SandboxLimits {
-    /// Deadline of one call (SPEC §8 default: 1 s), on the [`clock`](Self::clock).
+    /// Deadline of one call (docs/spec.md §8 default: 1 s), on the [`clock`](Self::clock).
     /// Time spent in skill providers counts: they must answer before it, less
     /// a reserve for the plugin to finish, or they are abandoned.
     pub timeout: Duration,
-    /// Cap on the plugin's linear memories and tables together (SPEC §8
+    /// Cap on the plugin's linear memories and tables together (docs/spec.md §8
     /// default: 64 MiB). It also bounds what the host copies out of the
     /// guest for one import call's arguments or one export's result
     /// (wasmtime's hostcall fuel).
@@ -73,7 +73,7 @@ impl Default for SandboxLimits {
 /// Caps on a call's output. They apply to what the plugin produced itself:
 /// proposed messages a pre-step returns unchanged are the host's own and are
 /// not counted. The defaults leave a wide margin over what the real plugin
-/// produces for very large catalogs (README, "Security model").
+/// produces for very large catalogs (docs/security.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OutputLimits {
     /// The most messages a pre-step may add to the proposed ones (a catalog,
@@ -195,20 +195,20 @@ impl Sandbox {
     ) -> Result<Self, HostError> {
         let mut engine_config = Config::new();
         engine_config.epoch_interruption(true);
-        let engine = Engine::new(&engine_config).map_err(|error| HostError::Load(format!("{error:#}")))?;
+        let engine = Engine::new(&engine_config).map_err(|source| HostError::Engine { source })?;
         let component = match cache {
             Some(dir) => component_cache::load(&engine, component, dir),
             None => Component::new(&engine, component),
         }
-        .map_err(|error| HostError::Load(format!("{error:#}")))?;
+        .map_err(|source| HostError::Compile { source })?;
         let mut linker = Linker::<StoreState>::new(&engine);
         // The Rust std on wasm32-wasip2 imports WASI even when unused; it is
         // linked with an empty context, so it grants nothing.
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|error| HostError::Load(format!("{error:#}")))?;
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|error| HostError::Link { source: error })?;
         SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, |state| &mut state.call)
-            .map_err(|error| HostError::Load(format!("{error:#}")))?;
-        let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Load(format!("{error:#}")))?;
-        let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Load(format!("{error:#}")))?;
+            .map_err(|error| HostError::Link { source: error })?;
+        let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Link { source: error })?;
+        let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Link { source: error })?;
         let ticks = match limits.clock {
             DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
             DeadlineClock::Manual => None,
@@ -277,7 +277,7 @@ impl Sandbox {
                 }
                 Ok(result)
             }
-            Err(error) => Err(self.classify(name, &error, &instance.stderr)),
+            Err(error) => Err(self.classify(name, error, &instance.stderr)),
         }
     }
 
@@ -302,13 +302,13 @@ impl Sandbox {
         match configured {
             Ok((plugin, Ok(()))) => Ok(Instance { store, plugin, stderr }),
             Ok((_, Err(message))) => Err(HostError::Config(message)),
-            Err(error) => Err(self.classify(name, &error, &stderr)),
+            Err(error) => Err(self.classify(name, error, &stderr)),
         }
     }
 
     /// Names what ended a call: the deadline, the memory cap, the stack, a
     /// panic (with the message the guest wrote to stderr), or another trap.
-    fn classify(&self, call: &'static str, error: &wasmtime::Error, stderr: &MemoryOutputPipe) -> HostError {
+    fn classify(&self, call: &'static str, error: wasmtime::Error, stderr: &MemoryOutputPipe) -> HostError {
         let trap = error.downcast_ref::<Trap>().copied();
         match trap {
             Some(Trap::Interrupt) => return HostError::Timeout { call, timeout: self.limits.timeout },
@@ -333,7 +333,7 @@ impl Sandbox {
             Some(trap) => trap.to_string().trim_start_matches("wasm trap: ").to_owned(),
             None => error.root_cause().to_string(),
         };
-        HostError::Trap { call, reason, stderr }
+        HostError::Trap { call, reason, stderr, source: error }
     }
 }
 
@@ -412,7 +412,7 @@ fn start_epoch_ticker(engine: &Engine) -> Result<Arc<TickCount>, HostError> {
         })
         // Without a ticker deadlines never fire: refuse to run without one.
         .map(|_| count)
-        .map_err(|error| HostError::Load(format!("cannot start the epoch ticker thread: {error}")))
+        .map_err(|source| HostError::Ticker { source })
 }
 
 #[cfg(test)]
