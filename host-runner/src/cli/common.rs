@@ -173,23 +173,6 @@ pub fn pretty(value: &Value) -> String {
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_cannot_reach_a_terminal() {
-        // A window-title sequence (OSC … BEL), a C1 CSI, a carriage return.
-        assert_eq!(
-            terminal_safe("a\u{1b}]0;owned\u{7}b\u{9b}2J\rc\n\td"),
-            "a\\u{1b}]0;owned\\u{7}b\\u{9b}2J\\u{d}c\n\td"
-        );
-        // A CRLF line ending is left alone; DEL and C1 controls are not.
-        assert_eq!(terminal_safe("line\r\nend\u{7f}"), "line\r\nend\\u{7f}");
-        assert!(matches!(terminal_safe("plain text, «ünïcödé», tab\tand\nnewline"), Cow::Borrowed(_)));
-    }
-}
-
 /// The error as one line, its causes `: `-separated like anyhow's `{:#}`,
 /// except below a [`HostError`] whose text already names its wasmtime
 /// cause (loading and trap errors): their source is for code to inspect,
@@ -209,4 +192,21 @@ pub fn one_line(error: &anyhow::Error) -> String {
         }
     }
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_cannot_reach_a_terminal() {
+        // A window-title sequence (OSC … BEL), a C1 CSI, a carriage return.
+        assert_eq!(
+            terminal_safe("a\u{1b}]0;owned\u{7}b\u{9b}2J\rc\n\td"),
+            "a\\u{1b}]0;owned\\u{7}b\\u{9b}2J\\u{d}c\n\td"
+        );
+        // A CRLF line ending is left alone; DEL and C1 controls are not.
+        assert_eq!(terminal_safe("line\r\nend\u{7f}"), "line\r\nend\\u{7f}");
+        assert!(matches!(terminal_safe("plain text, «ünïcödé», tab\tand\nnewline"), Cow::Borrowed(_)));
+    }
 }

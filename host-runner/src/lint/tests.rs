@@ -1,3 +1,9 @@
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::links::outside_code_spans;
+use super::rules::split_reason;
 use super::*;
 
 fn write(path: &Path, text: impl AsRef<[u8]>) {

@@ -1,5 +1,6 @@
 //! Tests of the frontmatter reader.
 
+use super::scalar::resolve_plain;
 use super::*;
 
 fn skill(frontmatter: &str) -> Result<ParsedSkill, String> {

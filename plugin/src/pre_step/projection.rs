@@ -1,0 +1,119 @@
+//! Steps 3 to 11 of the pre-step: the catalog of the registry snapshot
+//! projected into the proposed messages.
+
+use std::rc::Rc;
+
+use crate::catalog::{self, Catalog};
+use crate::config::Config;
+use crate::memory::{Memory, SteadyStep};
+use crate::types::{Registry, RegistryError, SessionHistory, SnapshotAnswer, StepContext, StepError, ToolView};
+
+use super::{CatalogHistory, Entry};
+
+/// Steps 3 to 11 of SPEC §3.8 for an entering step.
+pub(super) fn project_catalog(
+    config: &Config,
+    memory: &mut Memory,
+    context: &StepContext,
+    mut messages: Vec<Entry>,
+    registry: &impl Registry,
+    session: &impl SessionHistory,
+) -> Result<Vec<Entry>, StepError> {
+    // 3. Only this plugin's own, visible tool gets a catalog; a hidden or
+    //    shadowed tool gets an empty complete one, so earlier names are retired.
+    // The revision is that of the registry snapshot the catalog was built from.
+    let (catalog, revision) = match context.tool_view {
+        ToolView::Visible => {
+            // The host holds the snapshot whose catalog is remembered: no call at all.
+            let held = context.registry_revision.and_then(|revision| Some((memory.catalog(revision)?, revision)));
+            match held {
+                Some((catalog, revision)) => (catalog, Some(revision)),
+                None => match snapshot_catalog(config, memory, registry)? {
+                    Some((catalog, revision)) => (catalog, Some(revision)),
+                    // 4. Incomplete: keep the last good catalog and retry next step.
+                    None => return Ok(messages),
+                },
+            }
+        }
+        ToolView::Hidden | ToolView::Shadowed => {
+            (Rc::new(Catalog::from_skills(&[], config.catalog_description_max_length)), None)
+        }
+    };
+    // 6. What the session already shows (reused while its history is unchanged).
+    let history = match memory.history(context.session, context.history_version) {
+        Some(history) => history,
+        None => {
+            let history = CatalogHistory::scan(session, context.session, memory);
+            memory.remember_history(context.session, context.history_version, history);
+            history
+        }
+    };
+    // 7. A catalog another listener (or an earlier attempt) already proposed.
+    let existing = messages.iter().position(|entry| catalog::is_catalog(&entry.message));
+    // 8. The visible catalog is current: nothing to add, and drop a duplicate.
+    if history.visible_digest == Some(catalog.digest) {
+        // What this concluded holds for every later step of this session at
+        // this history version whose host holds the revision the catalog was
+        // built from: the next one with nothing proposed need not come this far.
+        if let Some(registry_revision) = revision {
+            let step =
+                SteadyStep { session: context.session, history_version: context.history_version, registry_revision };
+            memory.remember_steady(step);
+        }
+        remove(&mut messages, existing);
+        return Ok(messages);
+    }
+    // 9. The proposed catalog is already the current one.
+    if let Some(index) = existing
+        && catalog::published_digest(&messages[index].message) == Some(catalog.digest)
+    {
+        return Ok(messages);
+    }
+    // 10. Nothing was ever published and nothing is listed: no tombstone needed.
+    if !history.published && catalog.len == 0 {
+        remove(&mut messages, existing);
+        return Ok(messages);
+    }
+    // 11. Publish: initial the first time, a replacement ever after.
+    let message = if history.published {
+        catalog.replacement_message(config.user_invocation)
+    } else {
+        catalog.initial_message(config.user_invocation)
+    };
+    match existing {
+        Some(index) => messages[index] = Entry::added(message),
+        None => messages.push(Entry::added(message)),
+    }
+    Ok(messages)
+}
+
+/// Steps 3 to 5 through the registry: the catalog of the current snapshot
+/// and its revision, or `None` when the snapshot is incomplete.
+fn snapshot_catalog(
+    config: &Config,
+    memory: &mut Memory,
+    registry: &impl Registry,
+) -> Result<Option<(Rc<Catalog>, u64)>, StepError> {
+    let known = memory.known_revision();
+    Ok(match registry.snapshot(known) {
+        Err(RegistryError::Aborted) => return Err(StepError::Aborted),
+        // The contract says snapshots fail only by abort; anything else is
+        // treated as an incomplete observation, never as a deletion.
+        Err(RegistryError::Failed(_)) => None,
+        // `unchanged` for a revision never offered would be a host bug: keep the last good catalog.
+        Ok(SnapshotAnswer::Unchanged) => known.and_then(|revision| Some((memory.catalog(revision)?, revision))),
+        Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => None,
+        // 5. Entries and digest of the model-invocable skills.
+        Ok(SnapshotAnswer::Changed(snapshot)) => {
+            let catalog = Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
+            memory.remember_catalog(snapshot.revision, Rc::clone(&catalog));
+            Some((catalog, snapshot.revision))
+        }
+    })
+}
+
+fn remove(messages: &mut Vec<Entry>, index: Option<usize>) {
+    if let Some(index) = index {
+        messages.remove(index);
+    }
+}
