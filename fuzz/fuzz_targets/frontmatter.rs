@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skill_host::providers::frontmatter::parse_skill_file;
+use skill_host::providers::parse_skill_file;
 use skill_host::is_skill_name;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use skill_host::is_skill_name;
-use skill_host::providers::frontmatter::parse_skill_file;
+use skill_host::providers::parse_skill_file;
 use skill_host::session::{SessionLog, SurfaceOp};
 use skill_plugin::description::is_ecmascript_whitespace;
 

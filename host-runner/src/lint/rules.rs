@@ -1,12 +1,12 @@
 //! The rules a skill file's text is checked against: the Agent Skills
 //! specification's fields and this project's reasons.
 
-use crate::providers::frontmatter::{
-    LEGACY_INVOCATION_KEYS, Node, Value, frontmatter_entries, is_ecmascript_whitespace, parse_skill_file,
-};
+use crate::providers::frontmatter::{LEGACY_INVOCATION_KEYS, Node, Value, frontmatter_entries, parse_skill_file};
 use crate::registry::{InvocationPolicy, is_skill_name};
 
 use super::report::TextFinding;
+use skill_rules::is_ecmascript_whitespace;
+
 use super::{CATALOG_DESCRIPTION_CHARS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 
 /// The frontmatter keys of the Agent Skills specification.

@@ -13,7 +13,7 @@ use super::report::{Finding, LintReport, Severity, TextFinding};
 use super::rules::{NamePlace, lint_text};
 
 /// The file that makes a folder a skill.
-const SKILL_FILE: &str = "SKILL.md";
+use skill_rules::SKILL_FILE;
 
 /// The user DeepSeek Harness root's folder of system skills, never listed.
 const SYSTEM_DIR: &str = ".system";

@@ -15,7 +15,6 @@ mod yaml;
 use crate::registry::{InvocationPolicy, is_skill_name};
 
 pub(crate) use self::fields::LEGACY_INVOCATION_KEYS;
-pub(crate) use self::split::is_ecmascript_whitespace;
 pub(crate) use self::yaml::{Node, Value};
 
 use self::fields::{Fields, invocation_policy};

@@ -6,10 +6,12 @@
 //! - `watch` (feature `watch`): live refresh, the local roots watched for
 //!   catalog-relevant changes.
 
-pub mod frontmatter;
+pub(crate) mod frontmatter;
 pub mod local;
 pub mod memory;
 #[cfg(feature = "remote")]
 pub mod remote;
 #[cfg(feature = "watch")]
 pub mod watch;
+
+pub use frontmatter::{MAX_FRONTMATTER_BYTES, MAX_FRONTMATTER_DEPTH, ParsedSkill, parse_skill_file};

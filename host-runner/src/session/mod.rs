@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub use self::error::SessionError;
-pub use self::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
+pub use self::surface::SurfaceOp;
 
 use self::appending::{header_line, lock, write_durably};
 use self::index::{Body, IndexedMessage, SessionIndex};

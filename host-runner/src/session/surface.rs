@@ -62,11 +62,6 @@ pub struct SurfaceFold {
 }
 
 impl SurfaceFold {
-    /// An empty surface.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The surface nodes in model-visible order.
     pub fn nodes(&self) -> &[u64] {
         &self.nodes
@@ -154,7 +149,7 @@ mod tests {
     use super::*;
 
     fn fold(ops: &[(u64, SurfaceOp)]) -> SurfaceFold {
-        let mut surface = SurfaceFold::new();
+        let mut surface = SurfaceFold::default();
         for (seq, op) in ops {
             surface.apply(*seq, *op);
         }
@@ -245,6 +240,6 @@ mod tests {
 
     #[test]
     fn empty_surface_has_no_whole_range() {
-        assert_eq!(SurfaceFold::new().whole_range(), None);
+        assert_eq!(SurfaceFold::default().whole_range(), None);
     }
 }

@@ -1,6 +1,8 @@
 //! The document split: the `---` lines that delimit the frontmatter, and
 //! the body after it, trimmed as the reference trims it.
 
+use skill_rules::is_ecmascript_whitespace;
+
 /// The frontmatter delimiter line.
 const DELIMITER: &str = "---";
 
@@ -66,13 +68,4 @@ fn strip_cr(line: &str) -> &str {
 /// U+FEFF).
 pub(super) fn trim_ecmascript(text: &str) -> &str {
     text.trim_matches(is_ecmascript_whitespace)
-}
-
-/// ECMAScript WhiteSpace and LineTerminator (the `\s` class, SPEC §3.5).
-pub(crate) fn is_ecmascript_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
-    )
 }
