@@ -6,7 +6,7 @@
 //! file's stem (a flat `<name>.md`); `description` is 1–1024 characters;
 //! `compatibility` at most 500; only the specification's keys (plus the three
 //! this project reads) appear. This project's rules are everything the local
-//! provider refuses (the same reasons, from [`providers::frontmatter`]), and
+//! provider refuses (the same reasons, from [`parse_skill_file`]), and
 //! warnings for what it accepts but a reader would not expect: a description
 //! the catalog truncates, a field it ignores, a skill nobody can invoke, a
 //! link to a resource that is not there.
@@ -19,7 +19,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
-//! [`providers::frontmatter`]: crate::providers::frontmatter
+//! [`parse_skill_file`]: crate::providers::parse_skill_file
 
 mod links;
 mod report;

@@ -9,8 +9,8 @@
 // `skill-host component --output`.
 //
 // Exit codes as skill-host's: 0 success, 2 a usage error, 3 a failure of the
-// host (an unreadable file, a refused configuration, a trap, a limit),
-// printed as one `error: …` line.
+// host (an unreadable or malformed scenario, a refused configuration, a trap,
+// a limit), printed as one `error: …` line.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { HostError } from './src/errors.mjs';
+import { ScenarioError } from './src/errors.mjs';
 import { pretty } from './src/json.mjs';
 import { DEFAULT_LIMITS } from './src/runtime.mjs';
 import { Scenario } from './src/scenario.mjs';
@@ -113,7 +113,7 @@ async function main() {
     try {
       scenario = Scenario.parse(read(chosen.scenario, 'scenario').toString('utf8'));
     } catch (error) {
-      if (!(error instanceof HostError)) throw error;
+      if (!(error instanceof ScenarioError)) throw error;
       throw new Error(`scenario ${chosen.scenario}: ${error.message}`);
     }
     // The scenario's own configuration wins over --config.

@@ -6,6 +6,20 @@
 //! hosts/node/replay.mjs` on the very `.wasm` that `skill-host component`
 //! writes out, and the two must agree: the same exit code, the same JSON
 //! document (compared parsed), the same `error: …` line.
+//!
+//! But for one kind of failure: a scenario the scenario runner itself
+//! refuses (not JSON, or not the shape of SPEC §7), before the plugin starts.
+//! The Rust host words that with serde's text and the Node host with its
+//! own, so there only the exit code (3) is compared. A refusal is told apart
+//! by its line, which each host writes only then: exit code 3 and exactly one
+//! line starting `error: scenario <the path as given>: ` (an unreadable
+//! file is `cannot read scenario …`; a provider's skill, a runtime skill or a
+//! session seed refused while replaying are worded `provider N: …`, `runtime
+//! skill N: …`, `session log …`, alike in both hosts, and still compared
+//! byte for byte). Both hosts must call it a refusal, or the lines are
+//! compared and differ. Every other failure (a plugin trap, a refused
+//! configuration, a cap, the hostile plugin's misbehaviour) is compared byte
+//! for byte.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -78,8 +92,15 @@ fn replay_in_both(sandbox: &Sandbox, plugin: &Path, scenario: &Path, extra: &[&s
     (Replay::from(&sandbox.run(&rust_args)), Replay::from(&node(&node_args)))
 }
 
+/// Whether `replay` is the scenario runner refusing `scenario` itself (see
+/// the module's comment): exit code 3 and one `error: scenario <path>: …` line.
+fn refused_scenario(replay: &Replay, scenario: &Path) -> bool {
+    let prefix = format!("error: scenario {}: ", scenario.display());
+    replay.code == Some(3) && replay.stderr.starts_with(&prefix) && replay.stderr.lines().count() == 1
+}
+
 /// Where the two hosts disagree on one scenario, if they do.
-fn disagreement(name: &str, rust: &Replay, node: &Replay) -> Option<String> {
+fn disagreement(name: &str, scenario: &Path, rust: &Replay, node: &Replay) -> Option<String> {
     if rust.code != node.code {
         return Some(format!(
             "{name}: skill-host exited {:?} ({}), the Node host {:?} ({})",
@@ -101,7 +122,14 @@ fn disagreement(name: &str, rust: &Replay, node: &Replay) -> Option<String> {
             )
         });
     }
-    (rust.stderr != node.stderr || !node.stdout.is_empty())
+    if !node.stdout.is_empty() {
+        return Some(format!("{name}: the Node host failed but printed:\n{}", node.stdout));
+    }
+    // Both refused the file itself, each in its own words: the exit code is all.
+    if refused_scenario(rust, scenario) && refused_scenario(node, scenario) {
+        return None;
+    }
+    (rust.stderr != node.stderr)
         .then(|| format!("{name}: different failures:\n  skill-host: {}  node:       {}", rust.stderr, node.stderr))
 }
 
@@ -119,7 +147,7 @@ fn disagreements(sandbox: &Sandbox, plugin: &Path, scenarios: &[PathBuf]) -> Vec
                     let Some(scenario) = queue.lock().unwrap().next() else { return };
                     let (rust, node) = replay_in_both(sandbox, plugin, scenario, &[]);
                     let name = scenario.strip_prefix(repo_root()).unwrap_or(scenario).display().to_string();
-                    if let Some(problem) = disagreement(&name, &rust, &node) {
+                    if let Some(problem) = disagreement(&name, scenario, &rust, &node) {
                         found.lock().unwrap().push(problem);
                     }
                 }
@@ -147,6 +175,82 @@ fn conformance_probes_fail_and_succeed_alike_in_both_hosts() {
     assert!(!probes.is_empty(), "hosts/node/conformance holds no probe");
     let failures = disagreements(&sandbox, &plugin, &probes);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Malformed scenarios both hosts refuse before the plugin starts, each in
+/// its own words: the shapes where serde's derive (the Rust host) and a
+/// reader written by hand (the Node host) could part. Among them, what
+/// serde's derive would take but no scenario means (structures as sequences,
+/// unit names as maps, ops by index, a structure's field twice) and the
+/// depth serde_json stops at.
+#[test]
+fn both_hosts_refuse_the_same_malformed_scenarios() {
+    let sandbox = Sandbox::new();
+    let plugin = component(&sandbox);
+    let deep = format!(r#"{{"steps":[{{"op":"invoke","arguments":{}{}}}]}}"#, "[".repeat(125), "]".repeat(125));
+    let malformed = [
+        ("not-json", r#"{"steps":[}"#),
+        ("byte-order-mark", "\u{feff}{\"steps\":[]}"),
+        ("lone-surrogate", r#"{"steps":[{"op":"propose","messages":["\ud800"]}]}"#),
+        ("too-deep", deep.as_str()),
+        ("a-sequence", r#"[null,null,null,null,null,[]]"#),
+        ("no-steps", r#"{"cwd":"/w"}"#),
+        ("unknown-field", r#"{"steps":[],"stepz":[]}"#),
+        ("steps-twice", r#"{"steps":[],"steps":[]}"#),
+        ("cwd-a-number", r#"{"cwd":5,"steps":[]}"#),
+        ("step-a-sequence", r#"{"steps":[["compact"]]}"#),
+        ("op-by-index", r#"{"steps":[{"op":3}]}"#),
+        ("op-twice", r#"{"steps":[{"op":"invoke","op":"compact"}]}"#),
+        (
+            "unknown-op-after-a-refused-config",
+            r#"{"config":{"catalogDescriptionMaxLength":2},"steps":[{"op":"dance"}]}"#,
+        ),
+        ("tool-view-as-a-map", r#"{"steps":[{"op":"pre-step","toolView":{"hidden":null}}]}"#),
+        ("tool-view-capitalised", r#"{"steps":[{"op":"pre-step","toolView":"Hidden"}]}"#),
+        ("reject-a-number", r#"{"steps":[{"op":"pre-step","reject":5}]}"#),
+        ("reject-with-malformed-messages", r#"{"steps":[{"op":"pre-step","reject":null,"messages":5}]}"#),
+        ("message-without-source", r#"{"steps":[{"op":"propose","messages":[{"content":[]}]}]}"#),
+        ("invoke-with-neither", r#"{"steps":[{"op":"invoke"}]}"#),
+        ("set-providers-null", r#"{"steps":[{"op":"set-providers","providers":null}]}"#),
+        ("provider-a-sequence", r#"{"providers":[["p",true,null,[]]],"steps":[]}"#),
+        ("provider-without-name", r#"{"providers":[{"skills":[]}],"steps":[]}"#),
+        ("skills-a-string", r#"{"providers":[{"name":"p","skills":"x"}],"steps":[]}"#),
+        (
+            "loaded-a-number",
+            r#"{"providers":[{"name":"p","skills":[{"name":"a","description":"d","content":"c","loaded":5}]}],"steps":[]}"#,
+        ),
+        ("runtime-without-content", r#"{"runtime":[{"name":"a-b","description":"d"}],"steps":[]}"#),
+        (
+            "runtime-invocation-of-three",
+            r#"{"runtime":[{"name":"a-b","description":"d","content":"c","invocation":[true,false,true]}],"steps":[]}"#,
+        ),
+        (
+            "runtime-resource-base",
+            r#"{"runtime":[{"name":"a-b","description":"d","content":"c","resourceBase":{"kind":"file"}}],"steps":[]}"#,
+        ),
+        ("event-without-type", r#"{"session":[{"data":{}}],"steps":[]}"#),
+        (
+            "append-as-a-map",
+            r#"{"session":[{"type":"user/message","data":{},"surfaceOp":{"append":null}}],"steps":[]}"#,
+        ),
+        (
+            "replace-as-a-sequence",
+            r#"{"session":[{"type":"user/message","data":{},"surfaceOp":["replace",0,0]}],"steps":[]}"#,
+        ),
+        (
+            "replace-by-float",
+            r#"{"session":[{"type":"user/message","data":{},"surfaceOp":{"op":"replace","start":1.0,"end":2}}],"steps":[]}"#,
+        ),
+    ];
+    for (name, text) in malformed {
+        let scenario = sandbox.path().join(format!("malformed-{name}.json"));
+        std::fs::write(&scenario, text).unwrap();
+        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario, &[]);
+        for (host, replay) in [("skill-host", &rust), ("node host", &node)] {
+            assert!(refused_scenario(replay, &scenario), "{host}, {name}: {replay:?}");
+            assert_eq!(replay.stdout, "", "{host}, {name}");
+        }
+    }
 }
 
 /// The hostile plugin (tests/fixtures/hostile-plugin) in both hosts: each way
@@ -244,8 +348,9 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
         }
     }
     // A `/a-skill` the user typed allows one injection: both hosts accept it.
-    let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario("inject"), &limits);
-    assert_eq!(disagreement("inject", &rust, &node), None);
+    let inject = scenario("inject");
+    let (rust, node) = replay_in_both(&sandbox, &plugin, &inject, &limits);
+    assert_eq!(disagreement("inject", &inject, &rust, &node), None);
     assert_eq!(rust.code, Some(0), "{}", rust.stderr);
 }
 

@@ -1,15 +1,27 @@
-//! Scenario files (SPEC §7): the plugin driven through in-memory providers and
-//! an in-memory session, one step at a time, with a JSON record of each step.
+//! Scenario files (docs/spec.md §7): the plugin driven through in-memory
+//! providers and an in-memory session, one step at a time, with a JSON record
+//! of each step.
+//!
+//! The file is read whole by serde into the types below, so a malformed
+//! scenario is refused before the plugin starts, in serde's words (with a
+//! line and column). What is checked later, while replaying, is what the
+//! library checks, in its words: the in-memory provider's skills, runtime
+//! registrations and the session log's seeding.
 
+use std::fmt;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use skill_host::message::{self, single_text};
 use skill_host::providers::memory::{self, LoadOutcome, MemoryProvider, MemorySkill};
 use skill_host::{
-    Decision, HostError, InvocationPolicy, Plugin, RuntimeSkill, SandboxLimits, SessionHeader, SessionLog,
-    SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolOutcome, ToolView, run_step,
+    Decision, HostError, InvocationPolicy, Plugin, ResourceBase, RuntimeSkill, SandboxLimits, SessionHeader,
+    SessionLog, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolOutcome, ToolView, run_step,
 };
 
 /// The cwd of a scenario that names none.
@@ -18,58 +30,310 @@ pub const DEFAULT_CWD: &str = "/workspace";
 pub const COMPACTION_SUMMARY: &str = "Summary of the earlier conversation.";
 
 /// A parsed scenario.
-#[derive(Debug, Clone)]
+///
+/// - `null` is a missing field, but where `present` reads it.
+/// - A field no type names is ignored, but at the top level.
+/// - The structures are JSON objects only (see `Object`), and serde refuses a
+///   field of theirs given twice.
+/// - The values kept as JSON (`config`, skills, messages, arguments, event
+///   data, `surfaceOp`, `invocation`, `resourceBase`) are read as `Value`s,
+///   where a key given twice is its last value.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Scenario {
-    /// Plugin configuration JSON (`None`: the scenario sets none).
+    /// Plugin configuration as JSON text (`None`: the scenario sets none).
+    #[serde(default, deserialize_with = "json_text")]
     pub config: Option<String>,
     /// The session's cwd.
+    #[serde(default = "default_cwd", deserialize_with = "cwd")]
     pub cwd: String,
-    providers: Vec<Value>,
-    runtime: Vec<Value>,
-    session: Vec<Value>,
-    steps: Vec<Value>,
+    #[serde(default, deserialize_with = "objects")]
+    providers: Vec<ProviderEntry>,
+    #[serde(default, deserialize_with = "objects")]
+    runtime: Vec<RuntimeEntry>,
+    #[serde(default, deserialize_with = "objects")]
+    session: Vec<SeedEvent>,
+    /// Required, though `null` is an empty list like everywhere else.
+    #[serde(deserialize_with = "objects")]
+    steps: Vec<Step>,
+}
+
+/// One step; `op` names it, the other fields are the op's.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+#[expect(clippy::enum_variant_names, reason = "the variants are the ops, `pre-step` among them")]
+enum Step {
+    /// Runs the plugin and appends what it enters, like a step boundary.
+    PreStep(Proposal),
+    /// Runs the plugin and records the decision without appending it.
+    Propose(Proposal),
+    /// Calls the tool.
+    Invoke(Invoke),
+    /// Hides the surface behind a summary (docs/spec.md §5.4).
+    Compact,
+    /// Replaces the registry's providers.
+    SetProviders {
+        #[serde(deserialize_with = "some_objects")]
+        providers: Vec<ProviderEntry>,
+    },
+    /// Replaces the registry's runtime skills.
+    SetRuntime {
+        #[serde(deserialize_with = "some_objects")]
+        runtime: Vec<RuntimeEntry>,
+    },
+}
+
+/// What a `pre-step` or `propose` proposes, and the tool view it runs with.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Proposal {
+    /// Missing: enter `messages`; `null` or a string: reject, without or with
+    /// a reason (the messages, still read, are not proposed).
+    #[serde(default, deserialize_with = "present")]
+    reject: Option<Option<String>>,
+    #[serde(default, deserialize_with = "list")]
+    messages: Vec<ProposedMessage>,
+    #[serde(default, deserialize_with = "tool_view")]
+    tool_view: ToolView,
+}
+
+/// A proposed user message: a plain string, or the log's `data` object as
+/// given (`role` and `id` are added when it is proposed).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "Value")]
+enum ProposedMessage {
+    Text(String),
+    Data(Map<String, Value>),
+}
+
+impl TryFrom<Value> for ProposedMessage {
+    type Error = &'static str;
+
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        match value {
+            Value::String(text) => Ok(Self::Text(text)),
+            Value::Object(data) if !data.get("source").is_some_and(Value::is_object) => {
+                Err("a proposed message needs a `source` object")
+            }
+            Value::Object(data) if !data.get("content").is_some_and(Value::is_array) => {
+                Err("a proposed message needs a `content` array")
+            }
+            Value::Object(data) => Ok(Self::Data(data)),
+            _ => Err("a proposed message must be a string or an object"),
+        }
+    }
+}
+
+/// An `invoke`: `arguments` (any JSON, `null` included) or else `name`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "InvokeFields")]
+struct Invoke {
+    /// The tool's JSON arguments.
+    arguments: String,
+}
+
+#[derive(Deserialize)]
+struct InvokeFields {
+    #[serde(default, deserialize_with = "present")]
+    arguments: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    name: Option<Value>,
+}
+
+impl TryFrom<InvokeFields> for Invoke {
+    type Error = &'static str;
+
+    fn try_from(fields: InvokeFields) -> Result<Self, Self::Error> {
+        let arguments = match (fields.arguments, fields.name) {
+            (Some(arguments), _) => arguments,
+            (None, Some(name)) => json!({ "name": name }),
+            (None, None) => return Err("an invoke step needs `name` or `arguments`"),
+        };
+        Ok(Self { arguments: arguments.to_string() })
+    }
+}
+
+/// A provider: its skills stay JSON objects, which [`MemoryProvider`]
+/// checks itself when the replay builds it.
+#[derive(Debug, Clone, Deserialize)]
+struct ProviderEntry {
+    name: String,
+    #[serde(default)]
+    complete: Option<bool>,
+    #[serde(default)]
+    fail: Option<String>,
+    #[serde(default, deserialize_with = "list")]
+    skills: Vec<SkillEntry>,
+}
+
+/// A provider's skill: its fields, less `loaded` (what a load finds).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(try_from = "Map<String, Value>")]
+struct SkillEntry(MemorySkill);
+
+impl TryFrom<Map<String, Value>> for SkillEntry {
+    type Error = &'static str;
+
+    fn try_from(mut fields: Map<String, Value>) -> Result<Self, Self::Error> {
+        let loaded = match fields.remove("loaded") {
+            None => LoadOutcome::AsListed,
+            Some(Value::Null) => LoadOutcome::Missing,
+            Some(Value::Object(changes)) => LoadOutcome::Changed(changes),
+            Some(_) => return Err("`loaded` must be an object or null"),
+        };
+        Ok(Self(MemorySkill { fields, loaded }))
+    }
+}
+
+/// A runtime skill. `whenToUse`, `source` and `provider` count only as
+/// strings; any other value leaves the default.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuntimeEntry {
+    name: String,
+    description: String,
+    content: String,
+    #[serde(default, deserialize_with = "invocation")]
+    invocation: Option<InvocationPolicy>,
+    #[serde(default, deserialize_with = "string_or_ignored")]
+    when_to_use: Option<String>,
+    #[serde(default, deserialize_with = "string_or_ignored")]
+    source: Option<String>,
+    #[serde(default, deserialize_with = "string_or_ignored")]
+    provider: Option<String>,
+    #[serde(default, deserialize_with = "resource_base")]
+    resource_base: Option<ResourceBase>,
+}
+
+/// A seeded session event. `data` defaults to `{}` (an explicit `null`
+/// stays `null`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SeedEvent {
+    #[serde(rename = "type")]
+    event_type: String,
+    #[serde(default, deserialize_with = "present")]
+    data: Option<Value>,
+    #[serde(default)]
+    surface_op: Option<SurfaceOpJson>,
+}
+
+/// `"append"` or `{"op":"replace","start":S,"end":E}` (read as a `Value`,
+/// other fields ignored).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(try_from = "Value")]
+struct SurfaceOpJson(SurfaceOp);
+
+impl TryFrom<Value> for SurfaceOpJson {
+    type Error = &'static str;
+
+    fn try_from(value: Value) -> Result<Self, Self::Error> {
+        let seq = |key: &str| value.get(key).and_then(Value::as_u64);
+        match (&value, value.get("op").and_then(Value::as_str)) {
+            (Value::String(op), _) if op == "append" => Ok(Self(SurfaceOp::Append)),
+            (Value::Object(_), Some("replace")) => match (seq("start"), seq("end")) {
+                (Some(start), Some(end)) => Ok(Self(SurfaceOp::Replace { start, end })),
+                _ => Err("a replace needs `start` and `end` seqs"),
+            },
+            _ => Err("`surfaceOp` must be \"append\" or {\"op\":\"replace\",\"start\",\"end\"}"),
+        }
+    }
+}
+
+/// `T` read from a JSON object only: serde's derives also take a sequence of
+/// the fields (and a tagged enum one whose first element is the tag), which
+/// no scenario means.
+#[derive(Debug, Clone, Copy)]
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Fields<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Fields<T> {
+            type Value = T;
+            fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Fields(PhantomData)).map(Object)
+    }
+}
+
+fn default_cwd() -> String {
+    DEFAULT_CWD.to_owned()
+}
+
+/// A list; `null` is an empty one.
+fn list<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// A list of [`Object`]s; `null` is an empty one.
+fn objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
+    Ok(list::<D, Object<T>>(deserializer)?.into_iter().map(|Object(item)| item).collect())
+}
+
+/// A list of [`Object`]s, `null` refused.
+fn some_objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Vec<T>, D::Error> {
+    Ok(Vec::<Object<T>>::deserialize(deserializer)?.into_iter().map(|Object(item)| item).collect())
+}
+
+/// A field that is there, `null` included (`Some(None)`), as opposed to a
+/// missing one (`None`, through `#[serde(default)]`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(deserializer).map(Some)
+}
+
+/// Any JSON value but `null`, as its text.
+fn json_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<Value>::deserialize(deserializer)?.map(|value| value.to_string()))
+}
+
+fn cwd<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(deserializer)?.unwrap_or_else(default_cwd))
+}
+
+fn string_or_ignored<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(text) => Some(text),
+        _ => None,
+    })
+}
+
+/// An [`InvocationPolicy`] read from a `Value`, as the in-memory provider
+/// reads its skills' (a map of both flags, or a sequence of two).
+fn invocation<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<InvocationPolicy>, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::Null => Ok(None),
+        value => serde_json::from_value(value).map(Some).map_err(D::Error::custom),
+    }
+}
+
+fn resource_base<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<ResourceBase>, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    memory::resource_base(Some(&value)).map_err(D::Error::custom)
+}
+
+/// A [`ToolView`] by its name (`"visible"`, `"hidden"` or `"shadowed"`);
+/// `null` is visible.
+fn tool_view<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ToolView, D::Error> {
+    let Some(name) = Option::<String>::deserialize(deserializer)? else {
+        return Ok(ToolView::Visible);
+    };
+    ToolView::from_name(&name).ok_or_else(|| {
+        let names = ToolView::ALL.map(|view| format!("`{}`", view.name())).join(", ");
+        D::Error::custom(format!("unknown tool view `{name}`, expected one of {names}"))
+    })
 }
 
 impl Scenario {
-    /// Parses a scenario document; errors name the field at fault.
+    /// Parses a scenario document; a malformed one gets serde's text.
     pub fn parse(text: &str) -> Result<Self, HostError> {
-        let document: Value = serde_json::from_str(text)
-            .map_err(|error| HostError::Input(format!("scenario is not valid JSON: {error}")))?;
-        let Value::Object(mut fields) = document else {
-            return Err(HostError::Input("scenario must be a JSON object".to_owned()));
-        };
-        for key in fields.keys() {
-            if !["config", "cwd", "providers", "runtime", "session", "steps"].contains(&key.as_str()) {
-                return Err(HostError::Input(format!("scenario has an unknown field `{key}`")));
-            }
-        }
-        let list = |fields: &mut Map<String, Value>, key: &str| -> Result<Vec<Value>, HostError> {
-            match fields.remove(key) {
-                None | Some(Value::Null) => Ok(Vec::new()),
-                Some(Value::Array(items)) => Ok(items),
-                Some(_) => Err(HostError::Input(format!("scenario field `{key}` must be an array"))),
-            }
-        };
-        let config = match fields.remove("config") {
-            None | Some(Value::Null) => None,
-            Some(config) => Some(config.to_string()),
-        };
-        let cwd = match fields.remove("cwd") {
-            None | Some(Value::Null) => DEFAULT_CWD.to_owned(),
-            Some(Value::String(cwd)) => cwd,
-            Some(_) => return Err(HostError::Input("scenario field `cwd` must be a string".to_owned())),
-        };
-        if !fields.contains_key("steps") {
-            return Err(HostError::Input("scenario has no `steps`".to_owned()));
-        }
-        Ok(Self {
-            config,
-            cwd,
-            providers: list(&mut fields, "providers")?,
-            runtime: list(&mut fields, "runtime")?,
-            session: list(&mut fields, "session")?,
-            steps: list(&mut fields, "steps")?,
-        })
+        let Object(scenario) = serde_json::from_str(text).map_err(|error| HostError::Input(error.to_string()))?;
+        Ok(scenario)
     }
 
     /// Runs every step against `component` and returns `{"steps":[…]}`.
@@ -106,58 +370,54 @@ impl Scenario {
         plugin: &Plugin,
         registry: &Arc<SkillRegistry>,
         session: &Arc<Mutex<SessionLog>>,
-        step: &Value,
+        step: &Step,
     ) -> Result<Value, HostError> {
-        let op = step.get("op").and_then(Value::as_str).ok_or_else(|| input("a step needs an `op` string"))?;
-        match op {
-            "pre-step" | "propose" => {
-                let proposed = match step.get("reject") {
-                    None => Decision::Enter(proposed_messages(step.get("messages"))?),
-                    Some(Value::Null) => Decision::Reject(None),
-                    Some(Value::String(reason)) => Decision::Reject(Some(reason.clone())),
-                    Some(_) => return Err(input("`reject` must be a reason string or null")),
+        match step {
+            Step::PreStep(proposal) | Step::Propose(proposal) => {
+                let proposed = match &proposal.reject {
+                    None => Decision::Enter(proposal.messages.iter().map(ProposedMessage::data).collect()),
+                    Some(reason) => Decision::Reject(reason.clone()),
                 };
                 let input = StepInput {
                     cwd: Some(self.cwd.as_str().into()),
-                    tool_view: tool_view(step.get("toolView"))?,
+                    tool_view: proposal.tool_view,
                     abort: None,
-                    preview: op == "propose",
+                    preview: matches!(step, Step::Propose(_)),
                 };
                 let outcome = run_step(plugin, registry, session, &input, proposed)?;
                 Ok(decision_record(&outcome))
             }
-            "invoke" => {
-                let arguments = match (step.get("arguments"), step.get("name")) {
-                    (Some(arguments), _) => arguments.to_string(),
-                    (None, Some(name)) => json!({ "name": name }).to_string(),
-                    (None, None) => return Err(input("an invoke step needs `name` or `arguments`")),
-                };
-                Ok(match plugin.invoke(registry, Some(&self.cwd), &arguments)? {
-                    ToolOutcome::Success { value, text } => json!({"ok": value, "text": text}),
-                    ToolOutcome::Error { text } => json!({ "error": text }),
-                })
-            }
-            "compact" => {
+            Step::Invoke(Invoke { arguments }) => Ok(match plugin.invoke(registry, Some(&self.cwd), arguments)? {
+                ToolOutcome::Success { value, text } => json!({"ok": value, "text": text}),
+                ToolOutcome::Error { text } => json!({ "error": text }),
+            }),
+            Step::Compact => {
                 lock(session).compact(COMPACTION_SUMMARY)?;
                 Ok(json!({}))
             }
-            "set-providers" => {
-                let list = step
-                    .get("providers")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| input("`set-providers` needs a `providers` array"))?;
+            Step::SetProviders { providers: list } => {
                 registry.set_providers(providers(list)?);
                 Ok(json!({}))
             }
-            "set-runtime" => {
-                let list = step
-                    .get("runtime")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| input("`set-runtime` needs a `runtime` array"))?;
-                set_runtime(registry, list)?;
+            Step::SetRuntime { runtime } => {
+                set_runtime(registry, runtime)?;
                 Ok(json!({}))
             }
-            other => Err(input(&format!("unknown step op `{other}`"))),
+        }
+    }
+}
+
+impl ProposedMessage {
+    /// The user message's `data`, with a fresh id when it names none.
+    fn data(&self) -> Value {
+        match self {
+            Self::Text(text) => message::user_message(message::user_source(), text),
+            Self::Data(fields) => {
+                let mut data = fields.clone();
+                data.entry("role").or_insert_with(|| json!("user"));
+                data.entry("id").or_insert_with(|| json!(message::new_message_id()));
+                Value::Object(data)
+            }
         }
     }
 }
@@ -165,10 +425,6 @@ impl Scenario {
 /// Locks the scenario's session (never poisoned: a step that panicked ends the replay).
 fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
     session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn input(reason: &str) -> HostError {
-    HostError::Input(reason.to_owned())
 }
 
 /// The record of a pre-step or proposal: every message of the decision.
@@ -189,141 +445,53 @@ fn decision_record(outcome: &StepOutcome) -> Value {
     }
 }
 
-fn tool_view(value: Option<&Value>) -> Result<ToolView, HostError> {
-    match value.and_then(Value::as_str) {
-        None if value.is_none_or(Value::is_null) => Ok(ToolView::Visible),
-        Some("visible") => Ok(ToolView::Visible),
-        Some("hidden") => Ok(ToolView::Hidden),
-        Some("shadowed") => Ok(ToolView::Shadowed),
-        _ => Err(input("`toolView` must be \"visible\", \"hidden\" or \"shadowed\"")),
-    }
-}
-
-/// A step's proposed messages: user-message `data` objects (an id is added
-/// when missing), or plain strings as user messages.
-fn proposed_messages(value: Option<&Value>) -> Result<Vec<Value>, HostError> {
-    let Some(value) = value.filter(|value| !value.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let items = value.as_array().ok_or_else(|| input("`messages` must be an array"))?;
-    items
-        .iter()
-        .map(|item| match item {
-            Value::String(text) => Ok(message::user_message(message::user_source(), text)),
-            Value::Object(fields) => {
-                let mut data = fields.clone();
-                if !data.get("source").is_some_and(Value::is_object) {
-                    return Err(input("a proposed message needs a `source` object"));
-                }
-                if !data.get("content").is_some_and(Value::is_array) {
-                    return Err(input("a proposed message needs a `content` array"));
-                }
-                data.entry("role").or_insert_with(|| json!("user"));
-                data.entry("id").or_insert_with(|| json!(message::new_message_id()));
-                Ok(Value::Object(data))
-            }
-            _ => Err(input("a proposed message must be an object or a string")),
-        })
-        .collect()
-}
-
-fn providers(list: &[Value]) -> Result<Vec<Arc<dyn SkillProvider>>, HostError> {
+/// The in-memory providers; a malformed skill is refused here, in
+/// [`MemoryProvider`]'s words.
+fn providers(list: &[ProviderEntry]) -> Result<Vec<Arc<dyn SkillProvider>>, HostError> {
     list.iter()
         .enumerate()
-        .map(|(index, value)| {
-            let provider = |reason: String| HostError::Input(format!("provider {index}: {reason}"));
-            let name = value
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| provider("needs a `name` string".to_owned()))?;
-            let complete = match value.get("complete") {
-                None | Some(Value::Null) => true,
-                Some(Value::Bool(complete)) => *complete,
-                Some(_) => return Err(provider("`complete` must be a boolean".to_owned())),
-            };
-            let fail = match value.get("fail") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(message)) => Some(message.clone()),
-                Some(_) => return Err(provider("`fail` must be a string or null".to_owned())),
-            };
-            let skills = value
-                .get("skills")
-                .and_then(Value::as_array)
-                .map(|skills| skills.iter().map(memory_skill).collect::<Result<Vec<_>, _>>())
-                .transpose()
-                .map_err(provider)?
-                .unwrap_or_default();
-            let built = MemoryProvider::new(name.to_owned(), complete, fail, skills).map_err(provider)?;
+        .map(|(index, entry)| {
+            let skills = entry.skills.iter().map(|SkillEntry(skill)| skill.clone()).collect();
+            let built =
+                MemoryProvider::new(entry.name.clone(), entry.complete.unwrap_or(true), entry.fail.clone(), skills)
+                    .map_err(|reason| HostError::Input(format!("provider {index}: {reason}")))?;
             Ok(Arc::new(built) as Arc<dyn SkillProvider>)
         })
         .collect()
 }
 
-fn memory_skill(value: &Value) -> Result<MemorySkill, String> {
-    let Value::Object(fields) = value else {
-        return Err("a skill must be an object".to_owned());
-    };
-    let mut fields = fields.clone();
-    let loaded = match fields.remove("loaded") {
-        None => LoadOutcome::AsListed,
-        Some(Value::Null) => LoadOutcome::Missing,
-        Some(Value::Object(changes)) => LoadOutcome::Changed(changes),
-        Some(_) => return Err("`loaded` must be an object or null".to_owned()),
-    };
-    Ok(MemorySkill { fields, loaded })
-}
-
-fn set_runtime(registry: &SkillRegistry, list: &[Value]) -> Result<(), HostError> {
+fn set_runtime(registry: &SkillRegistry, list: &[RuntimeEntry]) -> Result<(), HostError> {
     registry.clear_runtime();
-    for (index, value) in list.iter().enumerate() {
-        let runtime = |reason: String| HostError::Input(format!("runtime skill {index}: {reason}"));
-        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
-        let mut skill = RuntimeSkill::new(
-            text("name").ok_or_else(|| runtime("needs a `name` string".to_owned()))?,
-            text("description").ok_or_else(|| runtime("needs a `description` string".to_owned()))?,
-            text("content").ok_or_else(|| runtime("needs a `content` string".to_owned()))?,
-        );
-        if let Some(invocation) = value.get("invocation").filter(|value| !value.is_null()) {
-            skill.invocation = serde_json::from_value::<InvocationPolicy>(invocation.clone())
-                .map_err(|error| runtime(format!("`invocation`: {error}")))?;
+    for (index, entry) in list.iter().enumerate() {
+        let mut skill = RuntimeSkill::new(entry.name.clone(), entry.description.clone(), entry.content.clone());
+        if let Some(invocation) = entry.invocation {
+            skill.invocation = invocation;
         }
-        skill.when_to_use = text("whenToUse");
-        if let Some(source) = text("source") {
-            skill.source = source;
+        skill.when_to_use.clone_from(&entry.when_to_use);
+        if let Some(source) = &entry.source {
+            skill.source.clone_from(source);
         }
-        if let Some(provider) = text("provider") {
-            skill.provider = provider;
+        if let Some(provider) = &entry.provider {
+            skill.provider.clone_from(provider);
         }
-        skill.resource_base = memory::resource_base(value.get("resourceBase")).map_err(runtime)?;
-        registry.register_runtime(skill).map_err(runtime)?;
+        skill.resource_base.clone_from(&entry.resource_base);
+        registry
+            .register_runtime(skill)
+            .map_err(|reason| HostError::Input(format!("runtime skill {index}: {reason}")))?;
     }
     Ok(())
 }
 
 /// Seeds the session with the scenario's events, seq assigned in order.
-fn seed(session: &Mutex<SessionLog>, events: &[Value]) -> Result<(), HostError> {
+fn seed(session: &Mutex<SessionLog>, events: &[SeedEvent]) -> Result<(), HostError> {
     let mut log = lock(session);
-    for (index, event) in events.iter().enumerate() {
-        let seed = |reason: &str| HostError::Input(format!("session event {index}: {reason}"));
-        let event_type = event.get("type").and_then(Value::as_str).ok_or_else(|| seed("needs a `type` string"))?;
-        let data = event.get("data").cloned().unwrap_or_else(|| json!({}));
-        let op = match event.get("surfaceOp") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(op)) if op == "append" => Some(SurfaceOp::Append),
-            Some(op) if op.get("op").and_then(Value::as_str) == Some("replace") => {
-                let bound = |key: &str| {
-                    op.get(key).and_then(Value::as_u64).ok_or_else(|| seed("a replace needs `start` and `end` seqs"))
-                };
-                Some(SurfaceOp::Replace { start: bound("start")?, end: bound("end")? })
-            }
-            Some(_) => {
-                return Err(seed("`surfaceOp` must be \"append\" or {\"op\":\"replace\",\"start\",\"end\"}"));
-            }
-        };
-        if event_type == "user/message" {
+    for event in events {
+        let data = event.data.clone().unwrap_or_else(|| json!({}));
+        let op = event.surface_op.map(|SurfaceOpJson(op)| op);
+        if event.event_type == "user/message" {
             log.append_user_messages(vec![(data, op.unwrap_or(SurfaceOp::Append))])?;
         } else {
-            log.append_event(event_type, data, op)?;
+            log.append_event(&event.event_type, data, op)?;
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
 // What can go wrong in the host, worded as the Rust host words it (its
-// `HostError`), so both hosts print the same `error: …` line.
+// `HostError`), so both hosts print the same `error: …` line; and a
+// scenario file the runner refuses, in words of its own.
 
 export class HostError extends Error {
   constructor(kind, message) {
@@ -38,8 +39,20 @@ export class HostError extends Error {
     return new HostError('invalid-output', `plugin call \`${call}\` returned invalid output: ${reason}`);
   }
 
-  /** A scenario or input is malformed. */
+  /** An input the replay refuses while running (`provider N: …`, `runtime skill N: …`, `step N: …`). */
   static input(message) {
     return new HostError('input', message);
+  }
+}
+
+/**
+ * A scenario file that is not JSON or not the shape of SPEC §7, refused
+ * before the plugin starts. Its text is this host's own (the Rust host's is
+ * serde's); `replay.mjs` prints it as `error: scenario <file>: …`.
+ */
+export class ScenarioError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'ScenarioError';
   }
 }

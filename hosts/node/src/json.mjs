@@ -7,7 +7,13 @@
 // - objects print with their keys sorted by code point (serde_json's map is
 //   a BTreeMap), compactly or pretty with a one-space indent;
 // - the parser is strict where serde_json is: no lone surrogates, no control
-//   characters in strings, no numbers out of the f64 range, depth ≤ 128.
+//   characters in strings, no numbers out of the f64 range, at most 127
+//   nested arrays and objects. Its error texts are serde_json's too: the
+//   host quotes them when the plugin returns text that is not JSON (SPEC
+//   §8.5), a failure both hosts must word alike;
+// - a key given twice is its last value, as in a `serde_json::Value`; the
+//   parser notes such keys (`duplicateKeys`), which the scenario reader
+//   refuses where the Rust host reads a struct.
 
 /** A JSON number that serde_json holds as an f64 (it had a fraction or an exponent, or did not fit 64 bits). */
 export class F64 {
@@ -23,8 +29,15 @@ export class JsonSyntaxError extends Error {}
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
-const MAX_DEPTH = 128;
+// serde_json counts 128 down and refuses the container that reaches zero.
+const MAX_DEPTH = 127;
 const NUMBER = /(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?/y;
+const DUPLICATES = new WeakMap();
+
+/** The keys `parse` met more than once in `object` (an empty set when none). */
+export function duplicateKeys(object) {
+  return DUPLICATES.get(object) ?? new Set();
+}
 
 /** Whether `value` is a JSON object (not an array, not a number wrapper). */
 export function isObject(value) {
@@ -203,6 +216,10 @@ export function parse(text) {
       skipSpace();
       if (text[at] !== ':') fail(at >= text.length ? 'EOF while parsing an object' : 'expected `:`', at + 1);
       at += 1;
+      if (Object.hasOwn(fields, key)) {
+        if (!DUPLICATES.has(fields)) DUPLICATES.set(fields, new Set());
+        DUPLICATES.get(fields).add(key);
+      }
       fields[key] = value(depth);
       skipSpace();
       if (text[at] === ',') {

@@ -1,9 +1,25 @@
 // Scenario files (SPEC §7): the plugin driven through in-memory providers and
 // an in-memory session, one step at a time, with a JSON record of each step
 // — the same document `skill-host replay` prints.
+//
+// `Scenario.parse` reads the whole file first and refuses a malformed one
+// with a `ScenarioError` worded its own way (the Rust host's words are
+// serde's): what matters is that both hosts refuse the same files. So the
+// shapes read here are those of the Rust host's serde types:
+// - structures (the scenario, steps, providers, runtime entries, events) are
+//   objects, never arrays, and none of their fields may be given twice;
+// - a field no structure names is ignored, but at the top level;
+// - `null` is a missing field, but for `reject`, an invoke's `arguments` and
+//   `name`, and an event's `data`;
+// - the values kept as JSON (`config`, skills, messages, arguments, event
+//   data, `surfaceOp`, `invocation`, `resourceBase`) keep the last of a
+//   repeated key.
+// What is checked while replaying, in the Rust host's words, is what its
+// library checks: the in-memory provider's skills, runtime registrations,
+// the session's seeding.
 
-import { HostError } from './errors.mjs';
-import { asU64, compareCodePoints, isObject, parse, stringify } from './json.mjs';
+import { HostError, ScenarioError } from './errors.mjs';
+import { asU64, duplicateKeys, isObject, parse, stringify } from './json.mjs';
 import { invocationPolicy, MemoryProvider, resourceBase } from './memory-provider.mjs';
 import { Plugin, singleText, userMessage } from './plugin.mjs';
 import { RegistryFailure, RuntimeSkill, SkillRegistry } from './registry.mjs';
@@ -14,41 +30,189 @@ export const DEFAULT_CWD = '/workspace';
 /** The text of the summary a `compact` step writes. */
 export const COMPACTION_SUMMARY = 'Summary of the earlier conversation.';
 
-const FIELDS = ['config', 'cwd', 'providers', 'runtime', 'session', 'steps'];
-const input = (reason) => HostError.input(reason);
+const TOP_FIELDS = ['config', 'cwd', 'providers', 'runtime', 'session', 'steps'];
+const PROVIDER_FIELDS = ['name', 'complete', 'fail', 'skills'];
+const RUNTIME_FIELDS = ['name', 'description', 'content', 'invocation', 'whenToUse', 'source', 'provider', 'resourceBase'];
+const EVENT_FIELDS = ['type', 'data', 'surfaceOp'];
+/** Each op and the fields of its step (`op` aside). */
+const STEP_FIELDS = {
+  'pre-step': ['reject', 'messages', 'toolView'],
+  propose: ['reject', 'messages', 'toolView'],
+  invoke: ['arguments', 'name'],
+  compact: [],
+  'set-providers': ['providers'],
+  'set-runtime': ['runtime'],
+};
+const TOOL_VIEWS = ['visible', 'hidden', 'shadowed'];
+
+const refuse = (where, reason) => {
+  throw new ScenarioError(`${where}: ${reason}`);
+};
+const absent = (value) => value === undefined || value === null;
+const has = (object, key) => Object.hasOwn(object, key);
+
+/** `value` as a structure with these fields: an object, none of them twice, and (`strict`) no others. */
+function struct(value, where, fields, strict = false) {
+  if (!isObject(value)) refuse(where, 'must be an object');
+  for (const key of duplicateKeys(value)) {
+    if (fields.includes(key)) refuse(where, `has \`${key}\` twice`);
+  }
+  if (strict) {
+    for (const key of Object.keys(value)) {
+      if (!fields.includes(key)) refuse(where, `has an unknown field \`${key}\``);
+    }
+  }
+  return value;
+}
+
+/** An array read item by item; `null` or missing is an empty one unless `required`. */
+function list(value, where, item, required = false) {
+  if (!required && absent(value)) return [];
+  if (!Array.isArray(value)) refuse(where, 'must be an array');
+  return value.map((entry, index) => item(entry, `${where}[${index}]`));
+}
+
+function string(value, where) {
+  if (typeof value !== 'string') refuse(where, 'must be a string');
+  return value;
+}
+
+function providerEntry(value, where) {
+  struct(value, where, PROVIDER_FIELDS);
+  let complete = true;
+  if (!absent(value.complete)) {
+    if (typeof value.complete !== 'boolean') refuse(`${where}.complete`, 'must be a boolean');
+    complete = value.complete;
+  }
+  return {
+    name: string(value.name, `${where}.name`),
+    complete,
+    fail: absent(value.fail) ? null : string(value.fail, `${where}.fail`),
+    skills: list(value.skills, `${where}.skills`, skillEntry),
+  };
+}
+
+/** A provider's skill: its fields as given (checked by `MemoryProvider`), less `loaded`. */
+function skillEntry(value, where) {
+  if (!isObject(value)) refuse(where, 'must be an object');
+  const fields = Object.assign(Object.create(null), value);
+  delete fields.loaded;
+  // undefined: as listed; null: nothing; an object: the fields it replaces.
+  const loaded = value.loaded;
+  if (loaded !== undefined && loaded !== null && !isObject(loaded)) refuse(`${where}.loaded`, 'must be an object or null');
+  return { fields, loaded };
+}
+
+/** A runtime skill; `whenToUse`, `source` and `provider` count only as strings. */
+function runtimeEntry(value, where) {
+  struct(value, where, RUNTIME_FIELDS);
+  const text = (key) => (typeof value[key] === 'string' ? value[key] : null);
+  const entry = {
+    name: string(value.name, `${where}.name`),
+    description: string(value.description, `${where}.description`),
+    content: string(value.content, `${where}.content`),
+    invocation: null,
+    whenToUse: text('whenToUse'),
+    source: text('source'),
+    provider: text('provider'),
+    resourceBase: null,
+  };
+  try {
+    if (!absent(value.invocation)) entry.invocation = invocationPolicy(value.invocation);
+  } catch (error) {
+    refuse(`${where}.invocation`, error.message);
+  }
+  try {
+    entry.resourceBase = resourceBase(value.resourceBase);
+  } catch (error) {
+    refuse(`${where}.resourceBase`, error.message);
+  }
+  return entry;
+}
+
+function seedEvent(value, where) {
+  struct(value, where, EVENT_FIELDS);
+  return {
+    type: string(value.type, `${where}.type`),
+    data: value.data === undefined ? {} : value.data,
+    surfaceOp: surfaceOp(value.surfaceOp, `${where}.surfaceOp`),
+  };
+}
+
+/** `"append"`, `{"op":"replace","start","end"}` (seqs; a value, not a structure), or null. */
+function surfaceOp(marker, where) {
+  if (absent(marker)) return null;
+  if (marker === 'append') return 'append';
+  if (isObject(marker) && marker.op === 'replace') {
+    const start = asU64(marker.start);
+    const end = asU64(marker.end);
+    if (start !== undefined && end !== undefined) return { op: 'replace', start, end };
+  }
+  return refuse(where, 'must be "append" or {"op":"replace","start":SEQ,"end":SEQ}');
+}
+
+function step(value, where) {
+  if (!isObject(value)) refuse(where, 'must be an object');
+  const { op } = value;
+  if (op === undefined) refuse(where, 'has no `op`');
+  if (typeof op !== 'string' || !has(STEP_FIELDS, op)) refuse(where, `has an unknown op ${stringify(op)}`);
+  struct(value, where, ['op', ...STEP_FIELDS[op]]);
+  switch (op) {
+    case 'pre-step':
+    case 'propose': {
+      // undefined: enter the messages; null or a string: reject, without or with a reason.
+      const reject = has(value, 'reject') && value.reject !== null ? string(value.reject, `${where}.reject`) : value.reject;
+      let toolView = 'visible';
+      if (!absent(value.toolView)) {
+        if (!TOOL_VIEWS.includes(value.toolView)) refuse(`${where}.toolView`, 'must be "visible", "hidden" or "shadowed"');
+        toolView = value.toolView;
+      }
+      return { op, reject, messages: list(value.messages, `${where}.messages`, proposedMessage), toolView };
+    }
+    case 'invoke': {
+      let args;
+      if (has(value, 'arguments')) args = value.arguments;
+      else if (has(value, 'name')) args = { name: value.name };
+      else refuse(where, 'an invoke step needs `name` or `arguments`');
+      return { op, argumentsText: stringify(args) };
+    }
+    case 'set-providers':
+      return { op, providers: list(value.providers, `${where}.providers`, providerEntry, true) };
+    case 'set-runtime':
+      return { op, runtime: list(value.runtime, `${where}.runtime`, runtimeEntry, true) };
+    default:
+      return { op };
+  }
+}
+
+/** A proposed message: a plain string, or a user-message `data` object. */
+function proposedMessage(value, where) {
+  if (typeof value === 'string') return { text: value };
+  if (!isObject(value)) refuse(where, 'must be a string or an object');
+  if (!isObject(value.source)) refuse(where, 'needs a `source` object');
+  if (!Array.isArray(value.content)) refuse(where, 'needs a `content` array');
+  return { data: value };
+}
 
 export class Scenario {
-  /** Parses a scenario document; errors name the field at fault. */
+  /** Parses a scenario document; throws a `ScenarioError` naming the field at fault. */
   static parse(text) {
     let document;
     try {
       document = parse(text);
     } catch (error) {
-      throw input(`scenario is not valid JSON: ${error.message}`);
+      throw new ScenarioError(`not valid JSON: ${error.message}`);
     }
-    if (!isObject(document)) throw input('scenario must be a JSON object');
-    for (const key of Object.keys(document).sort(compareCodePoints)) {
-      if (!FIELDS.includes(key)) throw input(`scenario has an unknown field \`${key}\``);
-    }
-    const list = (key) => {
-      const value = document[key];
-      if (value === undefined || value === null) return [];
-      if (!Array.isArray(value)) throw input(`scenario field \`${key}\` must be an array`);
-      return value;
-    };
-    const config = document.config === undefined || document.config === null ? null : stringify(document.config);
-    let cwd = DEFAULT_CWD;
-    if (typeof document.cwd === 'string') cwd = document.cwd;
-    else if (document.cwd !== undefined && document.cwd !== null) throw input('scenario field `cwd` must be a string');
-    if (!('steps' in document)) throw input('scenario has no `steps`');
+    struct(document, 'the scenario', TOP_FIELDS, true);
+    if (!has(document, 'steps')) refuse('the scenario', 'has no `steps`');
     const scenario = new Scenario();
     Object.assign(scenario, {
-      config,
-      cwd,
-      providers: list('providers'),
-      runtime: list('runtime'),
-      session: list('session'),
-      steps: list('steps'),
+      config: absent(document.config) ? null : stringify(document.config),
+      cwd: absent(document.cwd) ? DEFAULT_CWD : string(document.cwd, 'cwd'),
+      providers: list(document.providers, 'providers', providerEntry),
+      runtime: list(document.runtime, 'runtime', runtimeEntry),
+      session: list(document.session, 'session', seedEvent),
+      steps: list(document.steps, 'steps', step),
     });
     return scenario;
   }
@@ -67,7 +231,9 @@ export class Scenario {
         try {
           records.push(await this.#run(plugin, registry, session, step));
         } catch (error) {
-          if (error instanceof HostError && error.kind === 'input') throw input(`step ${index}: ${error.message}`);
+          if (error instanceof HostError && error.kind === 'input') {
+            throw HostError.input(`step ${index}: ${error.message}`);
+          }
           throw error;
         }
       }
@@ -78,47 +244,43 @@ export class Scenario {
   }
 
   async #run(plugin, registry, session, step) {
-    const op = isObject(step) ? step.op : undefined;
-    if (typeof op !== 'string') throw input('a step needs an `op` string');
-    switch (op) {
+    switch (step.op) {
       case 'pre-step':
       case 'propose': {
-        let proposed;
-        if (!('reject' in step)) proposed = { enter: proposedMessages(step.messages) };
-        else if (step.reject === null) proposed = { reject: null };
-        else if (typeof step.reject === 'string') proposed = { reject: step.reject };
-        else throw input('`reject` must be a reason string or null');
-        const stepInput = { cwd: this.cwd, toolView: toolView(step.toolView) };
+        const proposed =
+          step.reject === undefined ? { enter: step.messages.map(proposedData) } : { reject: step.reject };
+        const stepInput = { cwd: this.cwd, toolView: step.toolView };
         const outcome = await plugin.preStep(registry, session, stepInput, proposed);
         // A step boundary appends what the step enters; a proposal only records it.
-        if (op === 'pre-step' && outcome.decision?.enter?.length > 0) {
+        if (step.op === 'pre-step' && outcome.decision?.enter?.length > 0) {
           guardSession(() => session.appendUserMessages(outcome.decision.enter.map((data) => [data, 'append'])));
         }
         return decisionRecord(outcome);
       }
       case 'invoke': {
-        let argumentsText;
-        if ('arguments' in step) argumentsText = stringify(step.arguments);
-        else if ('name' in step) argumentsText = stringify({ name: step.name });
-        else throw input('an invoke step needs `name` or `arguments`');
-        const outcome = await plugin.invoke(registry, this.cwd, argumentsText);
+        const outcome = await plugin.invoke(registry, this.cwd, step.argumentsText);
         return 'error' in outcome ? { error: outcome.error } : { ok: outcome.ok, text: outcome.text };
       }
       case 'compact':
         guardSession(() => session.compact(COMPACTION_SUMMARY));
         return {};
       case 'set-providers':
-        if (!Array.isArray(step.providers)) throw input('`set-providers` needs a `providers` array');
         registry.setProviders(providers(step.providers));
         return {};
-      case 'set-runtime':
-        if (!Array.isArray(step.runtime)) throw input('`set-runtime` needs a `runtime` array');
+      default:
         setRuntime(registry, step.runtime);
         return {};
-      default:
-        throw input(`unknown step op \`${op}\``);
     }
   }
+}
+
+/** A proposed message's `data`, with `role` and a fresh `id` when it names none. */
+function proposedData(message) {
+  if (message.text !== undefined) return userMessage({ kind: 'user' }, message.text);
+  const data = Object.assign(Object.create(null), message.data);
+  if (!('role' in data)) data.role = 'user';
+  if (!('id' in data)) data.id = newMessageId();
+  return data;
 }
 
 /** Session failures end the replay as the Rust host's do (not as input errors). */
@@ -143,89 +305,30 @@ function decisionRecord(outcome) {
   return { kind: 'enter', messages };
 }
 
-function toolView(value) {
-  if (value === undefined || value === null) return 'visible';
-  if (value === 'visible' || value === 'hidden' || value === 'shadowed') return value;
-  throw input('`toolView` must be "visible", "hidden" or "shadowed"');
-}
-
-/** A step's proposed messages: user-message `data` objects (an id added when missing), or strings. */
-function proposedMessages(value) {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw input('`messages` must be an array');
-  return value.map((item) => {
-    if (typeof item === 'string') return userMessage({ kind: 'user' }, item);
-    if (!isObject(item)) throw input('a proposed message must be an object or a string');
-    if (!isObject(item.source)) throw input('a proposed message needs a `source` object');
-    if (!Array.isArray(item.content)) throw input('a proposed message needs a `content` array');
-    const data = Object.assign(Object.create(null), item);
-    if (!('role' in data)) data.role = 'user';
-    if (!('id' in data)) data.id = newMessageId();
-    return data;
-  });
-}
-
-function providers(list) {
-  return list.map((value, index) => {
-    const provider = (reason) => input(`provider ${index}: ${reason}`);
-    const name = isObject(value) ? value.name : undefined;
-    if (typeof name !== 'string') throw provider('needs a `name` string');
-    let complete = true;
-    if (typeof value.complete === 'boolean') complete = value.complete;
-    else if (value.complete !== undefined && value.complete !== null) throw provider('`complete` must be a boolean');
-    let fail = null;
-    if (typeof value.fail === 'string') fail = value.fail;
-    else if (value.fail !== undefined && value.fail !== null) throw provider('`fail` must be a string or null');
-    const skills = (Array.isArray(value.skills) ? value.skills : []).map((skill) => {
-      if (!isObject(skill)) throw provider('a skill must be an object');
-      const fields = Object.assign(Object.create(null), skill);
-      let loaded;
-      if ('loaded' in fields) {
-        loaded = fields.loaded;
-        delete fields.loaded;
-        if (loaded !== null && !isObject(loaded)) throw provider('`loaded` must be an object or null');
-      }
-      return { fields, loaded };
-    });
+/** The in-memory providers; a malformed skill is refused here, in the Rust host's words. */
+function providers(entries) {
+  return entries.map((entry, index) => {
     try {
-      return new MemoryProvider(name, complete, fail, skills);
+      return new MemoryProvider(entry.name, entry.complete, entry.fail, entry.skills);
     } catch (error) {
-      throw provider(error.message);
+      throw HostError.input(`provider ${index}: ${error.message}`);
     }
   });
 }
 
-function setRuntime(registry, list) {
+function setRuntime(registry, entries) {
   registry.clearRuntime();
-  list.forEach((value, index) => {
-    const runtime = (reason) => input(`runtime skill ${index}: ${reason}`);
-    const text = (key) => (isObject(value) && typeof value[key] === 'string' ? value[key] : undefined);
-    const required = (key) => {
-      const found = text(key);
-      if (found === undefined) throw runtime(`needs a \`${key}\` string`);
-      return found;
-    };
-    const skill = new RuntimeSkill(required('name'), required('description'), required('content'));
-    const invocation = isObject(value) ? value.invocation : undefined;
-    if (invocation !== undefined && invocation !== null) {
-      try {
-        skill.invocation = invocationPolicy(invocation);
-      } catch (error) {
-        throw runtime(`\`invocation\`: ${error.message}`);
-      }
-    }
-    skill.whenToUse = text('whenToUse') ?? null;
-    skill.source = text('source') ?? skill.source;
-    skill.provider = text('provider') ?? skill.provider;
-    try {
-      skill.resourceBase = resourceBase(value.resourceBase);
-    } catch (error) {
-      throw runtime(error.message);
-    }
+  entries.forEach((entry, index) => {
+    const skill = new RuntimeSkill(entry.name, entry.description, entry.content);
+    if (entry.invocation !== null) skill.invocation = entry.invocation;
+    skill.whenToUse = entry.whenToUse;
+    skill.source = entry.source ?? skill.source;
+    skill.provider = entry.provider ?? skill.provider;
+    skill.resourceBase = entry.resourceBase;
     try {
       registry.registerRuntime(skill);
     } catch (error) {
-      if (error instanceof RegistryFailure) throw runtime(error.message);
+      if (error instanceof RegistryFailure) throw HostError.input(`runtime skill ${index}: ${error.message}`);
       throw error;
     }
   });
@@ -233,25 +336,10 @@ function setRuntime(registry, list) {
 
 /** Seeds the session with the scenario's events, seq assigned in order. */
 function seed(session, events) {
-  events.forEach((event, index) => {
-    const problem = (reason) => input(`session event ${index}: ${reason}`);
-    const type = isObject(event) ? event.type : undefined;
-    if (typeof type !== 'string') throw problem('needs a `type` string');
-    const data = event.data === undefined ? {} : event.data;
-    let op = null;
-    const marker = event.surfaceOp;
-    if (marker === 'append') op = 'append';
-    else if (isObject(marker) && marker.op === 'replace') {
-      const start = asU64(marker.start);
-      const end = asU64(marker.end);
-      if (start === undefined || end === undefined) throw problem('a replace needs `start` and `end` seqs');
-      op = { op: 'replace', start, end };
-    } else if (marker !== undefined && marker !== null) {
-      throw problem('`surfaceOp` must be "append" or {"op":"replace","start","end"}');
-    }
+  for (const { type, data, surfaceOp: op } of events) {
     guardSession(() => {
       if (type === 'user/message') session.appendUserMessages([[data, op ?? 'append']]);
       else session.appendEvent(type, data, op);
     });
-  });
+  }
 }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { compareCodePoints, F64, parse, pretty, stringify } from '../src/json.mjs';
+import { compareCodePoints, duplicateKeys, F64, parse, pretty, stringify } from '../src/json.mjs';
 
 test('integers keep their kind and floats print as serde_json prints them', () => {
   const value = parse('{"b":1,"a":[1.0,-0,1e21,1e-7,18446744073709551615,-9223372036854775808,0.1]}');
@@ -30,6 +30,19 @@ test('what serde_json refuses is refused', () => {
   for (const text of ['01', '1.', '[1,]', '"\\udc00"', '"\\ud800"', '1e400', '"a\u0001"', '[' .repeat(129) + ']'.repeat(129), '{} x']) {
     assert.throws(() => parse(text), undefined, text);
   }
+});
+
+test('at most 127 nested arrays and objects, as serde_json allows', () => {
+  assert.equal(stringify(parse(`${'['.repeat(127)}${']'.repeat(127)}`)), `${'['.repeat(127)}${']'.repeat(127)}`);
+  assert.throws(() => parse(`${'['.repeat(128)}${']'.repeat(128)}`), /recursion limit exceeded at line 1 column 128/);
+});
+
+test('keys given twice keep their last value and are noted', () => {
+  const value = parse('{"a":1,"b":2,"a":3,"c":{"d":1,"d":2}}');
+  assert.equal(stringify(value), '{"a":3,"b":2,"c":{"d":2}}');
+  assert.deepEqual([...duplicateKeys(value)], ['a']);
+  assert.deepEqual([...duplicateKeys(value.c)], ['d']);
+  assert.equal(duplicateKeys(parse('{"a":1}')).size, 0);
 });
 
 test('pretty printing uses a one-space indent', () => {
