@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `node hosts/node/replay.mjs [--plugin FILE.wasm] [--config FILE]
 // [--timeout-ms N] [--memory-mb N] [--max-added-messages N]
-// [--max-text-bytes N] [--max-output-bytes N] SCENARIO.json`: runs a scenario (SPEC §7)
+// [--max-text-bytes N] [--max-output-bytes N] SCENARIO.json`: runs a scenario (docs/spec.md §7)
 // in this Node.js host and prints the JSON document `skill-host replay`
 // prints. Without `--plugin`, the component is the one built into
 // `skill-host` (`$SKILL_HOST`, else the workspace's target/debug or

@@ -46,7 +46,7 @@ export class HostError extends Error {
 }
 
 /**
- * A scenario file that is not JSON or not the shape of SPEC §7, refused
+ * A scenario file that is not JSON or not the shape of docs/spec.md §7, refused
  * before the plugin starts. Its text is this host's own (the Rust host's is
  * serde's); `replay.mjs` prints it as `error: scenario <file>: …`.
  */

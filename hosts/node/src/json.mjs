@@ -9,8 +9,8 @@
 // - the parser is strict where serde_json is: no lone surrogates, no control
 //   characters in strings, no numbers out of the f64 range, at most 127
 //   nested arrays and objects. Its error texts are serde_json's too: the
-//   host quotes them when the plugin returns text that is not JSON (SPEC
-//   §8.5), a failure both hosts must word alike;
+//   host quotes them when the plugin returns text that is not JSON
+//   (docs/spec.md §8.5), a failure both hosts must word alike;
 // - a key given twice is its last value, as in a `serde_json::Value`; the
 //   parser notes such keys (`duplicateKeys`), which the scenario reader
 //   refuses where the Rust host reads a struct.

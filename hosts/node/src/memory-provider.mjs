@@ -1,4 +1,4 @@
-// The in-memory provider of scenario files (SPEC §7): skills given as JSON
+// The in-memory provider of scenario files (docs/spec.md §7): skills given as JSON
 // objects, an optional failure, an optional explicit incomplete listing, and
 // per-skill overrides of what a load finds. The texts of its errors are the
 // Rust host's, so a tool error reads the same in both hosts.
@@ -125,7 +125,7 @@ export class MemoryProvider {
       source: text('source', this.name),
       provider: text('provider', this.name),
       // Checked when a load returns it: an invalid kind is the tool's
-      // invalid output, never a rendering (SPEC §3.3).
+      // invalid output, never a rendering (docs/spec.md §3.3).
       resourceBase: null,
       rank,
       path: null,

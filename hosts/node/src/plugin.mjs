@@ -11,7 +11,7 @@ import { isSkillName } from './registry.mjs';
 import { DEFAULT_LIMITS, PluginRuntime } from './runtime.mjs';
 import { newMessageId } from './session.mjs';
 
-/** The source of the catalog messages the plugin writes (SPEC §3.1). */
+/** The source of the catalog messages the plugin writes (docs/spec.md §3.1). */
 export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-skill' });
 
 /** A user-message `data` object with one text block and a fresh id. */
@@ -211,7 +211,7 @@ function validateToolResult(returned, argumentsText, check) {
   if (!isSkillName(value.name)) {
     throw invalid(`the value names skill ${JSON.stringify(value.name)}, which is not a valid skill name`);
   }
-  // The tool loads exactly the skill it was asked for (SPEC §3.3).
+  // The tool loads exactly the skill it was asked for (docs/spec.md §3.3).
   let requested;
   try {
     const argumentsValue = parse(argumentsText);

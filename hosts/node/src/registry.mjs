@@ -1,4 +1,4 @@
-// The skill registry (SPEC §4.1): providers and runtime skills merged into
+// The skill registry (docs/spec.md §4.1): providers and runtime skills merged into
 // one winning skill per name, complete snapshots cached per cwd, bodies
 // loaded from the winning provider on every call.
 //
@@ -23,7 +23,7 @@ export class ProviderError extends Error {}
 /** A registry call the tool cannot answer: a provider failed. */
 export class RegistryFailure extends Error {}
 
-/** The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$` (SPEC §3.3). */
+/** The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$` (docs/spec.md §3.3). */
 export function isSkillName(name) {
   return typeof name === 'string' && /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name);
 }

@@ -10,7 +10,7 @@ import { transpiled } from './component.mjs';
 import { capMemory } from './memory-cap.mjs';
 import { HostError } from './errors.mjs';
 
-/** SPEC §8 defaults: 1 s per call, 64 MiB of linear memory. */
+/** docs/spec.md §8 defaults: 1 s per call, 64 MiB of linear memory. */
 /**
  * A call's deadline and memory cap, and the caps on its output (see
  * output.mjs); the same defaults as the Rust host's `SandboxLimits`.

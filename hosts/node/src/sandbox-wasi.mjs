@@ -1,7 +1,7 @@
 // The WASI imports the plugin gets: Rust's std on wasm32-wasip2 imports
 // wasi:cli, wasi:io and wasi:random even though the plugin uses none of
 // them (a wasip1 build adapted by cargo-component also imports clocks and
-// the filesystem), so they must be linked, and they grant nothing (SPEC §8):
+// the filesystem), so they must be linked, and they grant nothing (docs/spec.md §8):
 // no environment, no arguments, no cwd, no terminal, no preopened directory,
 // stdin at its end, stdout thrown away, stderr kept in memory (capped) so a
 // panic message can be reported, and `exit` a trap instead of the end of the
@@ -9,7 +9,7 @@
 //
 // Why not preview2-shim's `cli` and `io` modules: importing them starts the
 // shim's I/O worker thread, its stdout/stderr write to the real process
-// streams, and its `exit` calls `process.exit()` (TOOLCHAIN.md, pitfall 4).
+// streams, and its `exit` calls `process.exit()` (CONTRIBUTING.md, "Pitfalls").
 // Only its `random` module is used, which touches nothing but node:crypto.
 
 import { insecure, insecureSeed, random } from '@bytecodealliance/preview2-shim/random';

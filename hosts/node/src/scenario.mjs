@@ -1,4 +1,4 @@
-// Scenario files (SPEC §7): the plugin driven through in-memory providers and
+// Scenario files (docs/spec.md §7): the plugin driven through in-memory providers and
 // an in-memory session, one step at a time, with a JSON record of each step
 // — the same document `skill-host replay` prints.
 //

@@ -1,4 +1,4 @@
-// A DeepSeek Harness session log kept in memory (SPEC §5): events in the
+// A DeepSeek Harness session log kept in memory (docs/spec.md §5): events in the
 // harness's JSONL shape (`{"type","seq","time","data","surfaceOp"?,
 // "sourceEventSeqs"?}` after a `{"type":"session",…}` header), user messages
 // indexed by source kind for the plugin's paging, and the model-visible
