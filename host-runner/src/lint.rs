@@ -40,7 +40,7 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 
 /// The catalog's default description cap (the plugin's
-/// `catalogDescriptionMaxLength`, SPEC §3.5): longer descriptions are cut.
+/// `catalogDescriptionMaxLength`, docs/spec.md §3.5): longer descriptions are cut.
 pub const CATALOG_DESCRIPTION_CHARS: usize = skill_rules::DEFAULT_DESCRIPTION_MAX_LENGTH;
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The pre-step (SPEC §3.8): projects the skill catalog into the decision the
+//! The pre-step (docs/spec.md §3.8): projects the skill catalog into the decision the
 //! host's other listeners produced, before every model step; with user
 //! invocation on, it also loads the skills a user named with `/name`.
 //!

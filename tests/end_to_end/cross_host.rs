@@ -8,7 +8,7 @@
 //! document (compared parsed), the same `error: …` line.
 //!
 //! But for one kind of failure: a scenario the scenario runner itself
-//! refuses (not JSON, or not the shape of SPEC §7), before the plugin starts.
+//! refuses (not JSON, or not the shape of docs/spec.md §7), before the plugin starts.
 //! The Rust host words that with serde's text and the Node host with its
 //! own, so there only the exit code (3) is compared. A refusal is told apart
 //! by its line, which each host writes only then: exit code 3 and exactly one

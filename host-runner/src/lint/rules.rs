@@ -12,7 +12,7 @@ use super::{CATALOG_DESCRIPTION_CHARS, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_
 /// The frontmatter keys of the Agent Skills specification.
 const SPEC_KEYS: [&str; 6] = ["name", "description", "license", "compatibility", "metadata", "allowed-tools"];
 
-/// The keys this project reads besides the specification's (SPEC §4.2).
+/// The keys this project reads besides the specification's (docs/spec.md §4.2).
 const PROJECT_KEYS: [&str; 3] = ["whenToUse", "disable-model-invocation", "user-invocable"];
 
 /// Where a skill file's expected name comes from.

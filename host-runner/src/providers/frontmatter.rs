@@ -1,5 +1,5 @@
 //! Parsing a `SKILL.md` text: the `---` frontmatter block, its YAML, and the
-//! skill fields it must carry (SPEC §4.2).
+//! skill fields it must carry (docs/spec.md §4.2).
 //!
 //! The YAML is read through `yaml-rust2`'s event parser into a small tree of
 //! our own, because the skill files are untrusted input: aliases are refused

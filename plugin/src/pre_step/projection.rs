@@ -10,7 +10,7 @@ use crate::types::{Registry, RegistryError, SessionHistory, SnapshotAnswer, Step
 
 use super::{CatalogHistory, Entry};
 
-/// Steps 3 to 11 of SPEC §3.8 for an entering step.
+/// Steps 3 to 11 of docs/spec.md §3.8 for an entering step.
 pub(super) fn project_catalog(
     config: &Config,
     memory: &mut Memory,
