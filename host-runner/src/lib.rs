@@ -42,6 +42,9 @@ mod registry;
 mod sandbox;
 pub mod session;
 mod step;
+/// Fixtures shared by the unit and end-to-end tests (feature `test-support`).
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 
 pub use error::HostError;
 pub use plugin::{Decision, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};

@@ -2,92 +2,23 @@
 //! deadline and abort reach it, so the step returns, the catalog the model
 //! already has stays, and an abort aborts.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use skill_host::session::{SessionHeader, SessionLog};
-use skill_host::{
-    Decision, Plugin, SandboxLimits, SkillProvider, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step,
-};
-use skill_host::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
+/// The provider that hangs on demand (`slow`, listing `triage-bug`), shared
+/// with the unit tests and with `turns.rs`.
+pub(crate) use skill_host::test_support::providers::Gated;
+use skill_host::{Decision, Plugin, SandboxLimits, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step};
 
 use crate::common::plugin;
 
 /// How long a test waits for a call that must return; reached only when the
 /// provider's hang reached the step.
 const HANG: Duration = Duration::from_secs(20);
-
-/// A provider that answers at once until told to hold its calls at a gate; it
-/// reports each call entering, so the test knows when one is hanging.
-pub(crate) struct Gated {
-    pub(crate) hold_lists: AtomicBool,
-    hold_loads: AtomicBool,
-    open: Mutex<bool>,
-    opened: Condvar,
-    entered: Mutex<Sender<&'static str>>,
-}
-
-impl Gated {
-    pub(crate) fn new() -> (Arc<Self>, Receiver<&'static str>) {
-        let (entered, calls) = mpsc::channel();
-        let gated = Self {
-            hold_lists: AtomicBool::new(false),
-            hold_loads: AtomicBool::new(false),
-            open: Mutex::new(false),
-            opened: Condvar::new(),
-            entered: Mutex::new(entered),
-        };
-        (Arc::new(gated), calls)
-    }
-
-    fn enter(&self, call: &'static str, hold: &AtomicBool) {
-        let _ = self.entered.lock().unwrap().send(call);
-        if hold.load(Ordering::SeqCst) {
-            let open = self.open.lock().unwrap();
-            drop(self.opened.wait_while(open, |open| !*open).unwrap());
-        }
-    }
-
-    /// Releases every held call, so no thread outlives the test binary's work.
-    pub(crate) fn open_gate(&self) {
-        self.hold_lists.store(false, Ordering::SeqCst);
-        self.hold_loads.store(false, Ordering::SeqCst);
-        *self.open.lock().unwrap() = true;
-        self.opened.notify_all();
-    }
-}
-
-impl SkillProvider for Gated {
-    fn name(&self) -> &str {
-        "slow"
-    }
-
-    fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
-        self.enter("list", &self.hold_lists);
-        let candidate = SkillCandidate {
-            name: "triage-bug".to_owned(),
-            description: "Triage a bug report.".to_owned(),
-            when_to_use: None,
-            invocation: InvocationPolicy::default(),
-            source: "slow".to_owned(),
-            provider: "slow".to_owned(),
-            resource_base: None,
-            rank: 100,
-            path: None,
-            metadata: None,
-        };
-        Ok(Listing { candidates: vec![candidate], complete: true, skipped: Vec::new() })
-    }
-
-    fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
-        self.enter("load", &self.hold_loads);
-        Ok(Some(SkillDefinition { summary: candidate.clone(), content: "Steps.".to_owned() }))
-    }
-}
 
 fn session() -> Arc<Mutex<SessionLog>> {
     Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned())))))

@@ -18,11 +18,12 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use skill_host::message::{self, user_source};
 use skill_host::session::SessionLog;
+use skill_host::test_support::providers::candidate;
 use skill_host::{
     DeadlineClock, Decision, HostError, OutputLimits, Plugin, SandboxLimits, SkillProvider, SkillRegistry, StepInput,
     StepOutcome, run_step,
 };
-use skill_host::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
+use skill_host::{Listing, ProviderError, SkillCandidate, SkillDefinition};
 
 use crate::common::{Sandbox, plugin, stderr, stdout};
 
@@ -54,18 +55,7 @@ impl Signalling {
 }
 
 fn looped_candidate() -> SkillCandidate {
-    SkillCandidate {
-        name: LOOPED_SKILL.to_owned(),
-        description: "Loaded by the hostile plugin.".to_owned(),
-        when_to_use: None,
-        invocation: InvocationPolicy::default(),
-        source: "signalling".to_owned(),
-        provider: "signalling".to_owned(),
-        resource_base: None,
-        rank: 100,
-        path: None,
-        metadata: None,
-    }
+    SkillCandidate { description: "Loaded by the hostile plugin.".to_owned(), ..candidate("signalling", LOOPED_SKILL) }
 }
 
 impl SkillProvider for Signalling {

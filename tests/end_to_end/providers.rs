@@ -1,16 +1,15 @@
 //! Skill providers that misbehave, through the real component, each with the
-//! reference's outcome (SPEC §3.3, §4.1). The others are tested elsewhere: a
+//! reference's outcome (docs/spec.md §3.3, §4.1). The others are tested elsewhere: a
 //! listing that fails in `scenarios/incomplete-snapshot-keeps-last-catalog.json`
 //! and the registry's unit tests, a provider that hangs in `deadlines.rs`.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use skill_host::providers::local::{LocalProvider, LocalRoots};
 use skill_host::session::{SessionHeader, SessionLog};
-use skill_host::{Decision, SkillProvider, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step};
-use skill_host::{InvocationPolicy, Listing, ProviderError, SkillCandidate, SkillDefinition};
+use skill_host::test_support::providers::{Fake, candidate};
+use skill_host::{Decision, SkillCandidate, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step};
 
 use crate::common::{Sandbox, plugin};
 
@@ -26,57 +25,19 @@ fn step_texts(registry: &Arc<SkillRegistry>, session: &Arc<Mutex<SessionLog>>, c
     messages.iter().map(|data| skill_host::message::single_text(data).unwrap().to_owned()).collect()
 }
 
-/// A provider that, once told to, invalidates its registry during every
-/// listing, as a provider whose source changes all the time would.
-struct Flapping {
-    registry: Mutex<Weak<SkillRegistry>>,
-    flapping: AtomicBool,
-    lists: AtomicUsize,
-}
-
-impl SkillProvider for Flapping {
-    fn name(&self) -> &str {
-        "flapping"
-    }
-
-    fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
-        self.lists.fetch_add(1, Ordering::SeqCst);
-        if self.flapping.load(Ordering::SeqCst)
-            && let Some(registry) = self.registry.lock().unwrap().upgrade()
-        {
-            registry.invalidate();
-        }
-        let candidate = SkillCandidate {
-            name: "triage-bug".to_owned(),
-            description: "Triage a bug report.".to_owned(),
-            when_to_use: None,
-            invocation: InvocationPolicy::default(),
-            source: "flapping".to_owned(),
-            provider: "flapping".to_owned(),
-            resource_base: None,
-            rank: 100,
-            path: None,
-            metadata: None,
-        };
-        Ok(Listing { candidates: vec![candidate], complete: true, skipped: Vec::new() })
-    }
-
-    fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
-        Ok(Some(SkillDefinition { summary: candidate.clone(), content: "Steps.".to_owned() }))
-    }
-}
-
 #[test]
 fn a_provider_that_invalidates_itself_on_every_listing_keeps_the_last_catalog_without_looping() {
-    let flapping =
-        Arc::new(Flapping { registry: Mutex::new(Weak::new()), flapping: AtomicBool::new(false), lists: 0.into() });
+    let triage =
+        SkillCandidate { description: "Triage a bug report.".to_owned(), ..candidate("flapping", "triage-bug") };
+    let flapping = Arc::new(Fake::with_candidates("flapping", vec![triage]));
     let registry = Arc::new(SkillRegistry::new());
     registry.register_provider(flapping.clone());
-    *flapping.registry.lock().unwrap() = Arc::downgrade(&registry);
     let session = session();
     assert_eq!(step_texts(&registry, &session, "/workspace").len(), 1, "the first step publishes the catalog");
 
-    flapping.flapping.store(true, Ordering::SeqCst);
+    // From now on it invalidates its registry during every listing, as a
+    // provider whose source changes all the time would.
+    flapping.invalidate_during(&registry, usize::MAX);
     registry.invalidate();
     let lists = flapping.lists.load(Ordering::SeqCst);
     for round in 1..=3 {

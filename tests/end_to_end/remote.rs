@@ -1,76 +1,10 @@
 //! `--remote INDEX_URL`: skills served over HTTP by a server on loopback that
 //! the test starts, listed and loaded through `skill-host`.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-
 use serde_json::{Value, json};
+use skill_host::test_support::http::{Reply, Server, body};
 
 use crate::common::{Sandbox, stderr, stdout};
-
-/// A loopback HTTP/1.1 server answering each path with a canned status and
-/// body (unknown paths: 404), stopped when dropped.
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(routes: Vec<(&'static str, u16, String)>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stopped.load(Ordering::SeqCst) {
-                    break;
-                }
-                if let Ok(stream) = stream {
-                    answer(stream, &routes);
-                }
-            }
-        });
-        Self { addr, stop, thread: Some(thread) }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn answer(mut stream: TcpStream, routes: &[(&'static str, u16, String)]) {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
-        }
-    }
-    let head = String::from_utf8_lossy(&head);
-    let path = head.split(' ').nth(1).unwrap_or("");
-    let (status, body) =
-        routes.iter().find(|(p, _, _)| *p == path).map_or((404, ""), |(_, status, body)| (*status, body.as_str()));
-    let response =
-        format!("HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-    let _ = stream.write_all(response.as_bytes());
-}
 
 const INDEX: &str = r#"{"skills":[
     {"name":"remote-triage","description":"Triage from the server.","url":"skills/remote-triage/SKILL.md"},
@@ -78,16 +12,16 @@ const INDEX: &str = r#"{"skills":[
 ]}"#;
 
 fn server() -> Server {
-    Server::start(vec![
-        ("/index.json", 200, INDEX.to_owned()),
+    Server::start(&[
+        ("/index.json", body(INDEX)),
         (
             "/skills/remote-triage/SKILL.md",
-            200,
-            "---\nname: remote-triage\ndescription: Triage from the server.\n---\n\nSee [the checklist](checklist.md).\n"
-                .to_owned(),
+            body(
+                "---\nname: remote-triage\ndescription: Triage from the server.\n---\n\nSee [the checklist](checklist.md).\n",
+            ),
         ),
-        ("/skills/moved/SKILL.md", 200, "---\nname: renamed\ndescription: Renamed.\n---\nBody.\n".to_owned()),
-        ("/broken.json", 500, String::new()),
+        ("/skills/moved/SKILL.md", body("---\nname: renamed\ndescription: Renamed.\n---\nBody.\n")),
+        ("/broken.json", Reply::Status(500)),
     ])
 }
 

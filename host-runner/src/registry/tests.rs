@@ -1,88 +1,10 @@
-//! The registry's rules (SPEC §4.1) against fake providers.
+//! The registry's rules (docs/spec.md §4.1) against fake providers.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use super::*;
-
-/// A provider whose listing and loads are scripted, counting calls.
-struct Fake {
-    name: String,
-    listing: Mutex<Result<Listing, ProviderError>>,
-    /// Replaces a loaded definition's name (a file renamed on disk).
-    rename_to: Option<String>,
-    load_error: Option<String>,
-    lists: AtomicUsize,
-    loads: AtomicUsize,
-    /// Invalidate this registry during the next N listings.
-    invalidate: Mutex<(Option<Arc<SkillRegistry>>, usize)>,
-}
-
-impl Fake {
-    fn new(name: &str, skills: &[(&str, i64)]) -> Self {
-        let candidates = skills.iter().map(|(skill, rank)| candidate(name, skill, *rank)).collect();
-        Self {
-            name: name.to_owned(),
-            listing: Mutex::new(Ok(Listing { candidates, complete: true, skipped: Vec::new() })),
-            rename_to: None,
-            load_error: None,
-            lists: AtomicUsize::new(0),
-            loads: AtomicUsize::new(0),
-            invalidate: Mutex::new((None, 0)),
-        }
-    }
-
-    fn failing(name: &str, message: &str) -> Self {
-        let fake = Self::new(name, &[]);
-        *fake.listing.lock().unwrap() = Err(ProviderError(message.to_owned()));
-        fake
-    }
-}
-
-fn candidate(provider: &str, name: &str, rank: i64) -> SkillCandidate {
-    SkillCandidate {
-        name: name.to_owned(),
-        description: format!("{name} from {provider}"),
-        when_to_use: None,
-        invocation: InvocationPolicy::default(),
-        source: provider.to_owned(),
-        provider: provider.to_owned(),
-        resource_base: None,
-        rank,
-        path: None,
-        metadata: None,
-    }
-}
-
-impl SkillProvider for Fake {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
-        self.lists.fetch_add(1, Ordering::SeqCst);
-        let mut invalidate = self.invalidate.lock().unwrap();
-        if invalidate.1 > 0 {
-            invalidate.1 -= 1;
-            if let Some(registry) = &invalidate.0 {
-                registry.invalidate();
-            }
-        }
-        self.listing.lock().unwrap().clone()
-    }
-
-    fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
-        self.loads.fetch_add(1, Ordering::SeqCst);
-        if let Some(message) = &self.load_error {
-            return Err(ProviderError(message.clone()));
-        }
-        let mut summary = candidate.clone();
-        if let Some(name) = &self.rename_to {
-            summary.name = name.clone();
-        }
-        Ok(Some(SkillDefinition { summary, content: format!("{} body", candidate.name) }))
-    }
-}
+use crate::test_support::providers::{Fake, ranked};
 
 fn registry_with(providers: Vec<Arc<Fake>>) -> Arc<SkillRegistry> {
     let registry = Arc::new(SkillRegistry::new());
@@ -161,12 +83,12 @@ fn an_explicitly_incomplete_listing_contributes_but_is_never_cached() {
 #[test]
 fn invalid_candidates_fail_the_tools_listing_and_leave_the_snapshot_incomplete() {
     for (bad, message) in [
-        (candidate("p", "Not_Kebab", 1), "skill provider \"p\" returned invalid skill name \"Not_Kebab\""),
+        (ranked("p", "Not_Kebab", 1), "skill provider \"p\" returned invalid skill name \"Not_Kebab\""),
         (
-            SkillCandidate { description: String::new(), ..candidate("p", "empty", 1) },
+            SkillCandidate { description: String::new(), ..ranked("p", "empty", 1) },
             "skill provider \"p\" returned skill \"empty\" without a description",
         ),
-        (candidate("other", "stolen", 1), "skill provider \"p\" returned skill \"stolen\" for provider \"other\""),
+        (ranked("other", "stolen", 1), "skill provider \"p\" returned skill \"stolen\" for provider \"other\""),
     ] {
         let provider = Arc::new(Fake::new("p", &[("fine", 1)]));
         provider.listing.lock().unwrap().as_mut().unwrap().candidates.push(bad);
@@ -212,12 +134,12 @@ fn the_cache_is_bounded_and_evicts_the_oldest() {
 fn a_snapshot_superseded_once_is_retried_and_twice_is_incomplete() {
     let provider = Arc::new(Fake::new("p", &[("a", 1)]));
     let registry = registry_with(vec![provider.clone()]);
-    *provider.invalidate.lock().unwrap() = (Some(registry.clone()), 1);
+    provider.invalidate_during(&registry, 1);
     let snapshot = registry.snapshot(None);
     assert!(snapshot.complete);
     assert_eq!(provider.lists.load(Ordering::SeqCst), 2);
 
-    *provider.invalidate.lock().unwrap() = (Some(registry.clone()), 2);
+    provider.invalidate_during(&registry, 2);
     registry.invalidate();
     let snapshot = registry.snapshot(None);
     assert!(!snapshot.complete);
@@ -225,7 +147,7 @@ fn a_snapshot_superseded_once_is_retried_and_twice_is_incomplete() {
     // Not cached: the next snapshot lists again.
     registry.snapshot(None);
     assert_eq!(provider.lists.load(Ordering::SeqCst), 5);
-    *provider.invalidate.lock().unwrap() = (None, 0);
+    provider.invalidate_during(&registry, 0);
 }
 
 #[test]
@@ -244,7 +166,7 @@ fn bodies_are_loaded_from_the_winning_provider_every_time() {
 
 #[test]
 fn a_renamed_definition_counts_as_unknown_and_invalidates() {
-    let provider = Arc::new(Fake { rename_to: Some("b".to_owned()), ..Fake::new("p", &[("a", 1)]) });
+    let provider = Arc::new(Fake::new("p", &[("a", 1)]).renaming_to("b"));
     let registry = registry_with(vec![provider.clone()]);
     registry.snapshot(None);
     assert_eq!(provider.lists.load(Ordering::SeqCst), 1);
@@ -255,7 +177,7 @@ fn a_renamed_definition_counts_as_unknown_and_invalidates() {
 
 #[test]
 fn a_providers_load_failure_carries_its_text() {
-    let provider = Arc::new(Fake { load_error: Some("permission denied".to_owned()), ..Fake::new("p", &[("a", 1)]) });
+    let provider = Arc::new(Fake::new("p", &[("a", 1)]).failing_loads("permission denied"));
     let registry = registry_with(vec![provider]);
     assert_eq!(registry.get(None, "a").unwrap_err(), RegistryError::Failed("permission denied".to_owned()));
 }

@@ -1,138 +1,10 @@
 //! The remote provider against a real HTTP server on loopback, started by
 //! each test and serving canned responses.
 
-use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 use super::*;
-
-/// What the server answers for one path.
-#[derive(Clone)]
-enum Reply {
-    /// 200 with this body.
-    Body(Vec<u8>),
-    /// This status with an empty body.
-    Status(u16),
-    /// Nothing, ever: the connection stays open until the client gives up.
-    Hang,
-}
-
-fn body(text: &str) -> Reply {
-    Reply::Body(text.as_bytes().to_vec())
-}
-
-/// A one-thread-per-connection HTTP/1.1 server on 127.0.0.1, stopped when
-/// dropped.
-struct Server {
-    addr: SocketAddr,
-    routes: Arc<Mutex<Vec<(String, Reply)>>>,
-    /// Every request's path, in order.
-    requests: Arc<Mutex<Vec<String>>>,
-    /// Every request's `Authorization` header (empty when it had none).
-    authorizations: Arc<Mutex<Vec<String>>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(routes: &[(&str, Reply)]) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let routes = Arc::new(Mutex::new(routes.iter().map(|(p, r)| (p.to_string(), r.clone())).collect::<Vec<_>>()));
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let authorizations = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (routes, requests, stop) = (Arc::clone(&routes), Arc::clone(&requests), Arc::clone(&stop));
-            let authorizations = Arc::clone(&authorizations);
-            std::thread::spawn(move || {
-                for stream in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let (routes, requests) = (Arc::clone(&routes), Arc::clone(&requests));
-                    let authorizations = Arc::clone(&authorizations);
-                    std::thread::spawn(move || answer(stream, &routes, &requests, &authorizations));
-                }
-            })
-        };
-        Self { addr, routes, requests, authorizations, stop, thread: Some(thread) }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    fn index(&self, path: &str) -> IndexUrl {
-        self.url(path).parse().unwrap()
-    }
-
-    fn set(&self, path: &str, reply: Reply) {
-        let mut routes = self.routes.lock().unwrap();
-        routes.retain(|(p, _)| p != path);
-        routes.push((path.to_string(), reply));
-    }
-
-    fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect(self.addr);
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn answer(
-    mut stream: TcpStream,
-    routes: &Mutex<Vec<(String, Reply)>>,
-    requests: &Mutex<Vec<String>>,
-    authorizations: &Mutex<Vec<String>>,
-) {
-    // A bound on how long a connection may linger if a client never closes.
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() < 16 * 1024 {
-        match stream.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return,
-        }
-    }
-    let head = String::from_utf8_lossy(&head);
-    let path = head.split(' ').nth(1).unwrap_or("").to_string();
-    requests.lock().unwrap().push(path.clone());
-    let authorization =
-        head.lines().find_map(|line| line.strip_prefix("authorization: ").or(line.strip_prefix("Authorization: ")));
-    authorizations.lock().unwrap().push(authorization.unwrap_or_default().to_owned());
-    let reply = routes.lock().unwrap().iter().find(|(p, _)| *p == path).map(|(_, r)| r.clone());
-    let (status, body) = match reply {
-        Some(Reply::Body(body)) => (200, body),
-        Some(Reply::Status(status)) => (status, Vec::new()),
-        Some(Reply::Hang) => {
-            // Read until the client closes the connection after its timeout.
-            let mut sink = [0u8; 64];
-            while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
-            return;
-        }
-        None => (404, Vec::new()),
-    };
-    let mut response =
-        format!("HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).into_bytes();
-    response.extend_from_slice(&body);
-    let _ = stream.write_all(&response);
-    let _ = stream.shutdown(Shutdown::Write);
-}
+use crate::test_support::http::{Reply, Server, body};
 
 fn skill_file(name: &str, extra: &str) -> String {
     format!("---\nname: {name}\ndescription: The {name} skill.\n{extra}---\n\n# {name}\n\nSteps.\n")
@@ -434,7 +306,7 @@ fn credentials_in_an_index_url_reach_its_server_and_nobody_else() {
         ("/skills/demo/SKILL.md", body(&skill_file("demo", ""))),
         ("/skills/gone/SKILL.md", Reply::Status(500)),
     ]);
-    let secret_url = format!("http://alice:s3cret@{}/index.json", server.addr);
+    let secret_url = format!("http://alice:s3cret@{}/index.json", server.addr());
     let index: IndexUrl = secret_url.parse().unwrap();
     assert_eq!(index.to_string(), server.url("/index.json"));
     assert!(!format!("{index:?}").contains("s3cret"));
@@ -451,17 +323,17 @@ fn credentials_in_an_index_url_reach_its_server_and_nobody_else() {
 
     // "alice:s3cret" in base64: sent with every request, the files' too.
     let basic = "Basic YWxpY2U6czNjcmV0";
-    assert_eq!(*server.authorizations.lock().unwrap(), vec![basic; 3]);
+    assert_eq!(server.authorizations(), vec![basic; 3]);
 }
 
 #[test]
 fn a_server_without_credentials_gets_none() {
     let server = Server::start(&[("/index.json", body(r#"{"skills":[]}"#))]);
     let other = Server::start(&[("/index.json", body(r#"{"skills":[]}"#))]);
-    let secret: IndexUrl = format!("http://alice:s3cret@{}/index.json", other.addr).parse().unwrap();
+    let secret: IndexUrl = format!("http://alice:s3cret@{}/index.json", other.addr()).parse().unwrap();
     let provider = RemoteProvider::with_timeout(vec![server.index("/index.json"), secret], Duration::from_millis(300));
     provider.list(None).unwrap();
-    assert_eq!(*server.authorizations.lock().unwrap(), vec![String::new()]);
+    assert_eq!(server.authorizations(), vec![String::new()]);
     assert_eq!(provider.with_credentials(&Url::parse(&server.url("/x")).unwrap()).as_str(), server.url("/x"));
 }
 

@@ -2,102 +2,17 @@
 //! (or nothing after an abort), never the registry's state.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::{self, ThreadId};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use super::super::*;
+use crate::test_support::providers::Gated;
 
 /// How long a test waits for something that must happen soon; only reached
 /// when the behaviour under test is broken.
 const BOUND: Duration = Duration::from_secs(5);
-
-/// A provider whose calls can be held at a gate until the test opens it. It
-/// reports every call entering, so a test never guesses when one is blocked.
-struct Gated {
-    name: &'static str,
-    skills: Vec<&'static str>,
-    hold_lists: AtomicBool,
-    hold_loads: AtomicBool,
-    open: Mutex<bool>,
-    opened: Condvar,
-    entered: Mutex<Sender<&'static str>>,
-    calls: AtomicUsize,
-    /// The thread of the last call.
-    thread: Mutex<Option<ThreadId>>,
-    panics: bool,
-}
-
-impl Gated {
-    fn new(name: &'static str, skills: &[&'static str]) -> (Arc<Self>, Receiver<&'static str>) {
-        let (entered, calls) = mpsc::channel();
-        let gated = Self {
-            name,
-            skills: skills.to_vec(),
-            hold_lists: AtomicBool::new(false),
-            hold_loads: AtomicBool::new(false),
-            open: Mutex::new(false),
-            opened: Condvar::new(),
-            entered: Mutex::new(entered),
-            calls: AtomicUsize::new(0),
-            thread: Mutex::new(None),
-            panics: false,
-        };
-        (Arc::new(gated), calls)
-    }
-
-    fn enter(&self, call: &'static str, hold: &AtomicBool) {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        *self.thread.lock().unwrap() = Some(thread::current().id());
-        let _ = self.entered.lock().unwrap().send(call);
-        if hold.load(Ordering::SeqCst) {
-            let open = self.open.lock().unwrap();
-            drop(self.opened.wait_while(open, |open| !*open).unwrap());
-        }
-    }
-
-    fn open_gate(&self) {
-        self.hold_lists.store(false, Ordering::SeqCst);
-        self.hold_loads.store(false, Ordering::SeqCst);
-        *self.open.lock().unwrap() = true;
-        self.opened.notify_all();
-    }
-}
-
-fn candidate(provider: &str, name: &str) -> SkillCandidate {
-    SkillCandidate {
-        name: name.to_owned(),
-        description: format!("{name} from {provider}"),
-        when_to_use: None,
-        invocation: InvocationPolicy::default(),
-        source: provider.to_owned(),
-        provider: provider.to_owned(),
-        resource_base: None,
-        rank: 100,
-        path: None,
-        metadata: None,
-    }
-}
-
-impl SkillProvider for Gated {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
-        self.enter("list", &self.hold_lists);
-        assert!(!self.panics, "provider {} blew up", self.name);
-        let candidates = self.skills.iter().map(|skill| candidate(self.name, skill)).collect();
-        Ok(Listing { candidates, complete: true, skipped: Vec::new() })
-    }
-
-    fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
-        self.enter("load", &self.hold_loads);
-        Ok(Some(SkillDefinition { summary: candidate.clone(), content: format!("{} body", candidate.name) }))
-    }
-}
 
 fn names(snapshot: &RegistrySnapshot) -> Vec<&str> {
     snapshot.skills.iter().map(|winner| winner.candidate.name.as_str()).collect()
@@ -126,9 +41,9 @@ fn cached(registry: &SkillRegistry) -> usize {
 
 #[test]
 fn a_hung_provider_makes_the_snapshot_incomplete_by_the_deadline_and_its_late_answer_is_dropped() {
-    let (slow, entered) = Gated::new("slow", &["late"]);
+    let (slow, entered) = Gated::named("slow", &["late"]);
     slow.hold_lists.store(true, Ordering::SeqCst);
-    let (quick, _) = Gated::new("quick", &["a"]);
+    let (quick, _) = Gated::named("quick", &["a"]);
     let registry = SkillRegistry::new();
     registry.register_provider(slow.clone());
     registry.register_provider(quick);
@@ -159,7 +74,7 @@ fn a_hung_provider_makes_the_snapshot_incomplete_by_the_deadline_and_its_late_an
 
 #[test]
 fn an_abort_abandons_a_hung_provider_without_waiting_for_a_deadline() {
-    let (slow, entered) = Gated::new("slow", &["late"]);
+    let (slow, entered) = Gated::named("slow", &["late"]);
     slow.hold_lists.store(true, Ordering::SeqCst);
     let registry = SkillRegistry::new();
     registry.register_provider(slow.clone());
@@ -184,7 +99,7 @@ fn an_abort_abandons_a_hung_provider_without_waiting_for_a_deadline() {
 
 #[test]
 fn a_provider_whose_earlier_calls_still_hang_is_not_called_again() {
-    let (slow, _entered) = Gated::new("slow", &["late"]);
+    let (slow, _entered) = Gated::named("slow", &["late"]);
     slow.hold_lists.store(true, Ordering::SeqCst);
     let registry = SkillRegistry::new();
     registry.register_provider(slow.clone());
@@ -216,7 +131,7 @@ fn a_provider_whose_earlier_calls_still_hang_is_not_called_again() {
 
 #[test]
 fn a_hung_load_fails_the_lookup_with_a_text_that_says_so() {
-    let (slow, entered) = Gated::new("slow", &["review"]);
+    let (slow, entered) = Gated::named("slow", &["review"]);
     slow.hold_loads.store(true, Ordering::SeqCst);
     let registry = SkillRegistry::new();
     registry.register_provider(slow.clone());
@@ -235,9 +150,9 @@ fn a_hung_load_fails_the_lookup_with_a_text_that_says_so() {
 
 #[test]
 fn a_provider_that_panics_under_a_budget_is_a_failed_listing() {
-    let (boom, _) = Gated::new("boom", &["a"]);
-    let boom = Arc::new(Gated { panics: true, ..Arc::into_inner(boom).unwrap() });
-    let (quick, _) = Gated::new("quick", &["b"]);
+    let (boom, _) = Gated::named("boom", &["a"]);
+    boom.panics.store(true, Ordering::SeqCst);
+    let (quick, _) = Gated::named("quick", &["b"]);
     let registry = SkillRegistry::new();
     registry.register_provider(boom);
     registry.register_provider(quick);
@@ -250,7 +165,7 @@ fn a_provider_that_panics_under_a_budget_is_a_failed_listing() {
 
 #[test]
 fn answers_within_the_budget_are_used_and_cached_and_unbounded_calls_stay_on_the_callers_thread() {
-    let (quick, _) = Gated::new("quick", &["a", "b"]);
+    let (quick, _) = Gated::named("quick", &["a", "b"]);
     let registry = SkillRegistry::new();
     registry.register_provider(quick.clone());
     let snapshot = registry.snapshot_within(Some(Path::new("/w")), &within(5_000));
