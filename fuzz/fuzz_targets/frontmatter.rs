@@ -1,4 +1,4 @@
-//! `SKILL.md` parsing (host-runner `providers::frontmatter`): any text either
+//! `SKILL.md` parsing (`skill_host::providers::parse_skill_file`): any text either
 //! parses into a skill that satisfies the parser's own guarantees or is
 //! refused with a reason; it never panics, and aliases and deep nesting never
 //! make it expand or recurse without bound.

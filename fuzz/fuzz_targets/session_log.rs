@@ -1,4 +1,4 @@
-//! The session log reader (host-runner `session::SessionLog`, docs/spec.md §5): any
+//! The session log reader (`skill_host::SessionLog`, docs/spec.md §5): any
 //! file either opens, with every unreadable line skipped and the file left
 //! byte for byte as it was, or is refused with an error; an opened log's
 //! index is well formed; and after one append, reading the file afresh gives

@@ -50,8 +50,8 @@ pub use error::HostError;
 pub use plugin::{Decision, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};
 pub use registry::{
     DEFAULT_CACHE_CAPACITY, InvocationPolicy, Listing, MAX_OVERDUE, ProviderDeadline, ProviderError, RUNTIME_PROVIDER,
-    RUNTIME_RANK, RegistryError, RegistrySnapshot, ResourceBase, RuntimeSkill, Shadowed, SkillCandidate,
-    SkillDefinition, SkillProvider, SkillRegistry, SkippedFile, Winner, is_skill_name, winners_named,
+    RUNTIME_RANK, RegistryError, RegistrySnapshot, ResourceBase, ResourceBaseJson, RuntimeSkill, Shadowed,
+    SkillCandidate, SkillDefinition, SkillProvider, SkillRegistry, SkippedFile, Winner, is_skill_name, winners_named,
 };
 pub use sandbox::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits, component_cache};
 pub use session::{SessionError, SessionHeader, SessionLog, SurfaceOp};

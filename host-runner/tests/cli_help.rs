@@ -1,5 +1,5 @@
 //! The binary starts and documents its commands. (Being an integration test
-//! of host-runner, this also makes `cargo test --workspace` build the
+//! of skill-host, this also makes `cargo test --workspace` build the
 //! `skill-host` binary that the end-to-end tests in `tests/` drive.)
 
 use std::process::Command;

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 
 import { ScenarioError } from './src/errors.mjs';
 import { pretty } from './src/json.mjs';
-import { DEFAULT_LIMITS } from './src/runtime.mjs';
+import { DEFAULT_LIMITS } from './src/sandbox.mjs';
 import { Scenario } from './src/scenario.mjs';
 
 const USAGE =

@@ -174,9 +174,9 @@ pub fn pretty(value: &Value) -> String {
 }
 
 /// The error as one line, its causes `: `-separated like anyhow's `{:#}`,
-/// except below a [`HostError`] whose text already names its wasmtime
-/// cause (loading and trap errors): their source is for code to inspect,
-/// and printing it again would repeat it with a backtrace.
+/// except below a [`HostError`] whose text already names its cause
+/// (loading, the ticker thread and trap errors): their source is for code
+/// to inspect, and printing it again would repeat it.
 pub fn one_line(error: &anyhow::Error) -> String {
     let mut parts = Vec::new();
     for cause in error.chain() {
@@ -184,7 +184,11 @@ pub fn one_line(error: &anyhow::Error) -> String {
         let names_its_cause = matches!(
             cause.downcast_ref::<HostError>(),
             Some(
-                HostError::Engine { .. } | HostError::Compile { .. } | HostError::Link { .. } | HostError::Trap { .. }
+                HostError::Engine { .. }
+                    | HostError::Compile { .. }
+                    | HostError::Link { .. }
+                    | HostError::Ticker { .. }
+                    | HostError::Trap { .. }
             )
         );
         if names_its_cause {

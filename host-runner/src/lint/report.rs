@@ -7,6 +7,7 @@ use std::path::PathBuf;
 /// How bad a finding is: an error fails the lint (and, for this project's
 /// rules, keeps the skill out of the catalog); a warning does not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Severity {
     /// The file breaks the specification or is refused by the local provider.
     Error,

@@ -74,6 +74,7 @@ pub struct Invalidation {
 
 /// Why a watcher could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WatchError {
     /// The platform's watcher could not be created (on Linux: no inotify
     /// instance left).

@@ -62,6 +62,7 @@ pub struct RegistrySnapshot {
 
 /// Why a registry call has no answer for the tool.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     /// A provider failed; the text is shown to the model as `Error: <text>`.
     #[error("{0}")]
@@ -168,10 +169,10 @@ impl SkillRegistry {
         self.snapshot_within(cwd, &ProviderDeadline::unbounded())
     }
 
-    /// [`SkillRegistry::snapshot`] under `budget`: a provider that has not
+    /// [`SkillRegistry::snapshot`] under `limit`: a provider that has not
     /// answered by its deadline, or when its abort flag rises, counts as a
     /// failed listing, so the snapshot is incomplete (and not cached).
-    pub fn snapshot_within(&self, cwd: Option<&Path>, budget: &ProviderDeadline) -> Arc<RegistrySnapshot> {
+    pub fn snapshot_within(&self, cwd: Option<&Path>, limit: &ProviderDeadline) -> Arc<RegistrySnapshot> {
         let key = cache_key(cwd);
         let mut attempt = 1;
         loop {
@@ -182,7 +183,7 @@ impl SkillRegistry {
                 }
                 cache.generation
             };
-            let mut fresh = self.collect(cwd, budget);
+            let mut fresh = self.collect(cwd, limit);
             fresh.revision = next_revision();
             let mut cache = lock(&self.cache);
             if cache.generation != generation {
@@ -220,13 +221,13 @@ impl SkillRegistry {
         self.list_within(cwd, &ProviderDeadline::unbounded())
     }
 
-    /// [`SkillRegistry::list`] under `budget` (see [`SkillRegistry::snapshot_within`]).
+    /// [`SkillRegistry::list`] under `limit` (see [`SkillRegistry::snapshot_within`]).
     pub fn list_within(
         &self,
         cwd: Option<&Path>,
-        budget: &ProviderDeadline,
+        limit: &ProviderDeadline,
     ) -> Result<Arc<RegistrySnapshot>, RegistryError> {
-        let snapshot = self.snapshot_within(cwd, budget);
+        let snapshot = self.snapshot_within(cwd, limit);
         if let Some(invalid) = &snapshot.invalid_candidate {
             return Err(RegistryError::Failed(invalid.clone()));
         }
@@ -240,18 +241,18 @@ impl SkillRegistry {
         self.get_within(cwd, name, &ProviderDeadline::unbounded())
     }
 
-    /// [`SkillRegistry::get`] under `budget`: a provider that has not loaded
+    /// [`SkillRegistry::get`] under `limit`: a provider that has not loaded
     /// the skill in time fails the lookup with a text that says so.
     pub fn get_within(
         &self,
         cwd: Option<&Path>,
         name: &str,
-        budget: &ProviderDeadline,
+        limit: &ProviderDeadline,
     ) -> Result<Option<SkillDefinition>, RegistryError> {
         if !is_skill_name(name) {
             return Ok(None);
         }
-        let snapshot = self.list_within(cwd, budget)?;
+        let snapshot = self.list_within(cwd, limit)?;
         let Some(winner) = snapshot.skills.iter().find(|winner| winner.candidate.name == name) else {
             return Ok(None);
         };
@@ -264,8 +265,8 @@ impl SkillRegistry {
                 };
                 let (owned_cwd, candidate) = (cwd.map(Path::to_path_buf), winner.candidate.clone());
                 registered
-                    .start(budget, move |provider| provider.load(owned_cwd.as_deref(), &candidate))
-                    .wait(budget)
+                    .start(limit, move |provider| provider.load(owned_cwd.as_deref(), &candidate))
+                    .wait(limit)
                     .map_err(|unanswered| {
                         RegistryError::Failed(format!("skill provider \"{}\" {unanswered}", registered.provider.name()))
                     })?
@@ -283,7 +284,7 @@ impl SkillRegistry {
         Ok(Some(definition))
     }
 
-    fn collect(&self, cwd: Option<&Path>, budget: &ProviderDeadline) -> RegistrySnapshot {
+    fn collect(&self, cwd: Option<&Path>, limit: &ProviderDeadline) -> RegistrySnapshot {
         let (providers, runtime) = {
             let contents = lock(&self.contents);
             (contents.providers.clone(), contents.runtime.clone())
@@ -301,17 +302,17 @@ impl SkillRegistry {
             ranked.push((RUNTIME_RANK, -1, local, Winner { candidate: skill.candidate(), provider: None }));
         }
         // Every provider is started before any is waited for, so under a
-        // budget one that hangs does not eat the others' time.
+        // deadline one that hangs does not eat the others' time.
         let pending: Vec<_> = providers
             .iter()
             .map(|registered| {
                 let owned_cwd = cwd.map(Path::to_path_buf);
-                registered.start(budget, move |provider| provider.list(owned_cwd.as_deref()))
+                registered.start(limit, move |provider| provider.list(owned_cwd.as_deref()))
             })
             .collect();
         for (index, (registered, pending)) in providers.iter().zip(pending).enumerate() {
             let provider = &registered.provider;
-            let listing = match pending.wait(budget) {
+            let listing = match pending.wait(limit) {
                 Ok(Ok(listing)) => listing,
                 Ok(Err(error)) => {
                     complete = false;

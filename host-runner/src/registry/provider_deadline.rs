@@ -51,7 +51,7 @@ impl ProviderDeadline {
         Self { deadline: Some(deadline), abort: None }
     }
 
-    /// The same budget, also abandoned as soon as `abort` is raised.
+    /// The same deadline, also abandoned as soon as `abort` is raised.
     pub fn with_abort(self, abort: Option<Arc<AtomicBool>>) -> Self {
         Self { abort, ..self }
     }
@@ -71,7 +71,7 @@ impl ProviderDeadline {
     }
 }
 
-/// Why a provider call under a budget has no answer. Displayed after the
+/// Why a provider call under a deadline has no answer. Displayed after the
 /// provider's name: `skill provider "x" did not answer before the call's deadline`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unanswered {
@@ -110,15 +110,15 @@ impl Registered {
         self.overdue.load(Ordering::SeqCst)
     }
 
-    /// Starts `work` against the provider: inline under an unbounded budget,
+    /// Starts `work` against the provider: inline under an unbounded deadline,
     /// otherwise on a thread of its own. [`PendingCall::wait`] collects the
     /// answer, so several providers can be started before waiting on any.
     pub fn start<T: Send + 'static>(
         &self,
-        budget: &ProviderDeadline,
+        limit: &ProviderDeadline,
         work: impl FnOnce(&dyn SkillProvider) -> T + Send + 'static,
     ) -> PendingCall<T> {
-        if budget.is_unbounded() {
+        if limit.is_unbounded() {
             // Today's behaviour, at no cost: a panic propagates to the caller.
             return PendingCall::Done(Ok(work(&*self.provider)));
         }
@@ -158,8 +158,8 @@ pub(super) enum PendingCall<T> {
 }
 
 impl<T> PendingCall<T> {
-    /// The call's answer, or why there is none once the budget ran out.
-    pub fn wait(self, budget: &ProviderDeadline) -> Result<T, Unanswered> {
+    /// The call's answer, or why there is none once the deadline passed or the step was aborted.
+    pub fn wait(self, limit: &ProviderDeadline) -> Result<T, Unanswered> {
         let (slot, overdue) = match self {
             Self::Done(answer) => return answer,
             Self::Running { slot, overdue } => (slot, overdue),
@@ -174,9 +174,9 @@ impl<T> PendingCall<T> {
                 return answer;
             }
             let now = Instant::now();
-            let give_up = if budget.is_aborted() {
+            let give_up = if limit.is_aborted() {
                 Some(Unanswered::Aborted)
-            } else if budget.deadline.is_some_and(|deadline| deadline <= now) {
+            } else if limit.deadline.is_some_and(|deadline| deadline <= now) {
                 Some(Unanswered::Overdue)
             } else {
                 None
@@ -188,8 +188,8 @@ impl<T> PendingCall<T> {
                 overdue.fetch_add(1, Ordering::SeqCst);
                 return Err(reason);
             }
-            let mut wait = budget.deadline.map_or(ABORT_POLL, |deadline| deadline - now);
-            if budget.abort.is_some() {
+            let mut wait = limit.deadline.map_or(ABORT_POLL, |deadline| deadline - now);
+            if limit.abort.is_some() {
                 wait = wait.min(ABORT_POLL);
             }
             state = slot.answered.wait_timeout(state, wait).unwrap_or_else(|poisoned| poisoned.into_inner()).0;

@@ -22,16 +22,30 @@ impl Default for InvocationPolicy {
 
 pub use skill_rules::ResourceBase;
 
-/// How a [`ResourceBase`] reads from JSON: serde's own derive, as the
-/// reference's shapes `{"kind":"directory","path":…}` /
-/// `{"kind":"url","url":…}` / `{"kind":"opaque","description":…}`
-/// (the rules crate has no dependencies, so the derive lives here).
+/// [`ResourceBase`] in JSON, as the reference writes it:
+/// `{"kind":"directory","path":…}`, `{"kind":"url","url":…}` or
+/// `{"kind":"opaque","description":…}`, unknown fields refused. The rules
+/// crate has no dependencies, so its serde form lives here, for
+/// `#[serde(with = "skill_host::ResourceBaseJson")]` on a field of yours
+/// (or `ResourceBaseJson::deserialize(value)`).
 #[derive(Serialize, Deserialize)]
 #[serde(remote = "ResourceBase", tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) enum ResourceBaseJson {
-    Directory { path: String },
-    Url { url: String },
-    Opaque { description: String },
+pub enum ResourceBaseJson {
+    /// A directory on this machine.
+    Directory {
+        /// The directory's path.
+        path: String,
+    },
+    /// A base URL.
+    Url {
+        /// The URL.
+        url: String,
+    },
+    /// Free-text guidance.
+    Opaque {
+        /// The guidance text.
+        description: String,
+    },
 }
 
 /// One skill as a provider lists it.

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// What went wrong while reading or appending to a session log.
 #[derive(thiserror::Error, Debug)]
+#[non_exhaustive]
 pub enum SessionError {
     /// Opening, locking, reading, writing or syncing the file failed. The
     /// source's message starts with the operation that failed.

@@ -56,7 +56,7 @@ export function contentToWit(blocks) {
  * pre-step's `{ proposed, decided, decisions }` (null in other calls);
  * `aborted()` says whether the step was aborted.
  */
-export class CallHost {
+export class CallContext {
   constructor({ registry = null, session = null, cwd = null, step = null, aborted = () => false } = {}) {
     this.registry = registry;
     this.session = session;

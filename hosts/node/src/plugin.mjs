@@ -4,11 +4,11 @@
 // a decision is `{ enter: [data…] }` or `{ reject: reason | null }`.
 
 import { HostError } from './errors.mjs';
-import { CallHost, contentToWit } from './host-imports.mjs';
+import { CallContext, contentToWit } from './host-imports.mjs';
 import { isObject, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
 import { isSkillName } from './registry.mjs';
-import { DEFAULT_LIMITS, PluginRuntime } from './runtime.mjs';
+import { DEFAULT_LIMITS, Sandbox } from './sandbox.mjs';
 import { newMessageId } from './session.mjs';
 
 /** The source of the catalog messages the plugin writes (docs/spec.md §3.1). */
@@ -28,29 +28,29 @@ export function singleText(data) {
 }
 
 export class Plugin {
-  #runtime;
+  #sandbox;
 
-  constructor(runtime) {
-    this.#runtime = runtime;
+  constructor(sandbox) {
+    this.#sandbox = sandbox;
   }
 
   /** Loads `component` (bytes) and checks that it accepts `config` (JSON text). */
   static async create(component, config = '{}', limits = DEFAULT_LIMITS, options = {}) {
-    return new Plugin(await PluginRuntime.create(component, config, limits, options));
+    return new Plugin(await Sandbox.create(component, config, limits, options));
   }
 
   /** Ends the plugin's thread. */
   close() {
-    return this.#runtime.close();
+    return this.#sandbox.close();
   }
 
   #check(call) {
-    return new OutputCheck(call, this.#runtime.limits);
+    return new OutputCheck(call, this.#sandbox.limits);
   }
 
   /** The `skill` tool's definition, as the plugin declares it. */
   async definition() {
-    const { val } = await this.#runtime.call('definition', 'definition', [], new CallHost());
+    const { val } = await this.#sandbox.call('definition', 'definition', [], new CallContext());
     const check = this.#check('definition');
     check.text(() => 'the name', val.name);
     check.text(() => 'the description', val.description);
@@ -85,16 +85,16 @@ export class Plugin {
       proposal: 'reject' in decision ? { tag: 'reject' } : { tag: 'enter', val: proposed.length },
     };
     const step = { proposed, decided: null, decisions: 0 };
-    const host = new CallHost({ registry, session, cwd, step, aborted });
-    const returned = await this.#runtime.call('pre-step', 'preStep', [context], host);
+    const host = new CallContext({ registry, session, cwd, step, aborted });
+    const returned = await this.#sandbox.call('pre-step', 'preStep', [context], host);
     if (returned.tag === 'err') return { aborted: true };
     return { decision: applyDecision(decision, step, this.#check('pre-step')) };
   }
 
   /** Calls the `skill` tool with the model's JSON `argumentsText`: `{ ok, text }` or `{ error }`. */
   async invoke(registry, cwd, argumentsText) {
-    const host = new CallHost({ registry, cwd: cwd ?? null });
-    const returned = await this.#runtime.call('invoke', 'invoke', [argumentsText], host);
+    const host = new CallContext({ registry, cwd: cwd ?? null });
+    const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], host);
     validateToolResult(returned, argumentsText, this.#check('invoke'));
     if (returned.tag === 'err') return { error: returned.val };
     const { value, text } = returned.val;
@@ -114,8 +114,8 @@ export class Plugin {
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
   async systemPrompt(registry, cwd) {
-    const host = new CallHost({ registry, cwd: cwd ?? null });
-    const returned = await this.#runtime.call('system-prompt', 'systemPrompt', [], host);
+    const host = new CallContext({ registry, cwd: cwd ?? null });
+    const returned = await this.#sandbox.call('system-prompt', 'systemPrompt', [], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('system-prompt', 'reported an abort outside a step');
     this.#check('system-prompt').text(() => 'the system prompt', returned.val);
     return returned.val;
@@ -123,8 +123,8 @@ export class Plugin {
 
   /** Pi's `/skill:NAME args`: the expanded text, or `text` unchanged. */
   async expand(registry, cwd, text) {
-    const host = new CallHost({ registry, cwd: cwd ?? null });
-    const returned = await this.#runtime.call('expand', 'expand', [text], host);
+    const host = new CallContext({ registry, cwd: cwd ?? null });
+    const returned = await this.#sandbox.call('expand', 'expand', [text], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('expand', 'reported an abort outside a step');
     this.#check('expand').text(() => 'the expansion', returned.val);
     return returned.val;

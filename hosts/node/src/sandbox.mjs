@@ -25,7 +25,7 @@ import { DEFAULT_OUTPUT_LIMITS } from './output.mjs';
 
 const WORKER_URL = new URL('./guest-worker.mjs', import.meta.url);
 
-export class PluginRuntime {
+export class Sandbox {
   #moduleUrl;
   #core;
   #config;
@@ -64,9 +64,9 @@ export class PluginRuntime {
     } catch (error) {
       throw HostError.load(error instanceof Error ? error.message : String(error));
     }
-    const runtime = new PluginRuntime(moduleUrl, core, config, limits, onCall);
-    await runtime.#configured('configure');
-    return runtime;
+    const sandbox = new Sandbox(moduleUrl, core, config, limits, onCall);
+    await sandbox.#configured('configure');
+    return sandbox;
   }
 
   get limits() {
