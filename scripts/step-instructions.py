@@ -38,7 +38,7 @@ TOTAL = "PROGRAM TOTALS"
 
 
 def build():
-    subprocess.run(["cargo", "build", "--release", "-p", "host-runner", "--example", "pre_step_bench"],
+    subprocess.run(["cargo", "build", "--release", "-p", "skill-host", "--example", "pre_step_bench"],
                    cwd=ROOT, check=True)
     subprocess.run(["cargo", "build", "--release", "--target", "wasm32-wasip2", "--manifest-path",
                     "scripts/idle-plugin/Cargo.toml", "--target-dir", "target/idle-plugin"], cwd=ROOT, check=True)
