@@ -15,7 +15,7 @@ use crate::bindings::types as wit;
 use crate::error::HostError;
 use crate::imports::{CallContext, StepCall, content_to_wit};
 use crate::message::{self, CATALOG_SOURCE};
-use crate::registry::{ResourceBase, SkillRegistry, is_skill_name};
+use crate::registry::{ResourceBase, ResourceBaseJson, SkillRegistry, is_skill_name};
 use crate::sandbox::{EMBEDDED_PLUGIN, ManualClock, OutputLimits, Sandbox, SandboxLimits};
 use crate::session::SessionLog;
 
@@ -255,10 +255,8 @@ impl Plugin {
                 let result = success.value;
                 let mut value = json!({"name": result.name, "provider": result.provider});
                 if let Some(base) = result.resource_base.map(ResourceBase::from) {
-                    let mut fields = serde_json::Map::new();
-                    fields.insert("kind".to_owned(), base.kind().into());
-                    fields.insert(base.field().to_owned(), base.value().into());
-                    value["resourceBase"] = Value::Object(fields);
+                    value["resourceBase"] = ResourceBaseJson::serialize(&base, serde_json::value::Serializer)
+                        .expect("a resource base is a JSON object");
                 }
                 value["content"] = Value::String(result.content);
                 ToolOutcome::Success { value, text: success.text }

@@ -4,12 +4,11 @@
 //! `wasm32-wasip2` exactly as the host compiles it natively.
 //!
 //! ```
-//! use skill_rules::{is_skill_name, ResourceBase};
+//! use skill_rules::{is_skill_name, ToolView};
 //!
 //! assert!(is_skill_name("review-pr"));
 //! assert!(!is_skill_name("../etc"));
-//! let base = ResourceBase::Directory { path: "/skills/review-pr".into() };
-//! assert_eq!((base.kind(), base.value()), ("directory", "/skills/review-pr"));
+//! assert_eq!(ToolView::from_name("hidden"), Some(ToolView::Hidden));
 //! ```
 
 #![no_std]
@@ -108,33 +107,6 @@ pub enum ResourceBase {
     },
 }
 
-impl ResourceBase {
-    /// The `kind` it is written with: `directory`, `url` or `opaque`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::Directory { .. } => "directory",
-            Self::Url { .. } => "url",
-            Self::Opaque { .. } => "opaque",
-        }
-    }
-
-    /// Its one field's value: the path, the URL or the description.
-    pub fn value(&self) -> &str {
-        match self {
-            Self::Directory { path: value } | Self::Url { url: value } | Self::Opaque { description: value } => value,
-        }
-    }
-
-    /// The name of its one field: `path`, `url` or `description`.
-    pub fn field(&self) -> &'static str {
-        match self {
-            Self::Directory { .. } => "path",
-            Self::Url { .. } => "url",
-            Self::Opaque { .. } => "description",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,18 +145,5 @@ mod tests {
     #[test]
     fn the_catalog_source_names_the_plugin() {
         assert_eq!(CATALOG_SOURCE, alloc::format!(r#"{{"kind":"plugin","plugin":"{PLUGIN_NAME}"}}"#));
-    }
-
-    #[test]
-    fn a_resource_base_names_its_kind_field_and_value() {
-        let bases = [
-            (ResourceBase::Directory { path: "/p".into() }, "directory", "path"),
-            (ResourceBase::Url { url: "https://x/".into() }, "url", "url"),
-            (ResourceBase::Opaque { description: "ask".into() }, "opaque", "description"),
-        ];
-        for (base, kind, field) in bases {
-            assert_eq!((base.kind(), base.field()), (kind, field));
-        }
-        assert_eq!(ResourceBase::Url { url: "https://x/".into() }.value(), "https://x/");
     }
 }
