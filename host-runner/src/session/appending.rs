@@ -1,18 +1,19 @@
 //! Appending to the session file: one write under the file's exclusive
-//! lock, holding that lock across a step, compaction, and the locking and
-//! durable writes every writer goes through.
+//! lock, holding that lock across a step, compaction, and the durable write
+//! every writer goes through.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::file::open_locked;
 use super::index::{self, EventRequest, OpRequest, PlanError, PlannedBatch, SessionIndex};
 use super::reading::read_new_lines;
 use super::{
-    Backing, COMPACTION_PLUGIN, FileCursor, SessionError, SessionHeader, SessionLog, SurfaceOp, ids, new_message_id,
-    wire,
+    Backing, COMPACTION_PLUGIN, FileCursor, MAX_LINE_BYTES, SessionError, SessionHeader, SessionLog, SurfaceOp, ids,
+    new_message_id, wire,
 };
 
 /// What errors of an in-memory session name instead of a file.
@@ -25,9 +26,14 @@ impl SessionLog {
     /// history to appending its decision, so two hosts stepping one session
     /// at once take turns and the second sees what the first appended (one
     /// catalog, never two). Other handles, in this process or another, wait
-    /// for the lock meanwhile. Returns whether this call took the lock:
+    /// for the lock meanwhile, as far as their [`LockWait`](super::LockWait)
+    /// allows. Returns whether this call took the lock:
     /// `false` when it was already held (the holder releases it) or the
     /// session lives in memory (nothing to lock).
+    ///
+    /// A new session's file does not exist before its first append, yet
+    /// needs a lock all the same: `hold` creates the file empty, and
+    /// [`release`](Self::release) removes it again if nothing was appended.
     pub fn hold(&mut self) -> Result<bool, SessionError> {
         let SessionLog { header, index, backing, .. } = self;
         let Backing::File(cursor) = backing else {
@@ -36,13 +42,16 @@ impl SessionLog {
         if cursor.held.is_some() {
             return Ok(false);
         }
-        let file = open_locked_for_append(&cursor.path)?;
-        read_new_lines(cursor, index, header, &file)?;
-        cursor.held = Some(file);
+        let locked = open_locked(&cursor.path, cursor.append_access(), &cursor.wait, "opening for append")?;
+        read_new_lines(cursor, index, header, &locked.file)?;
+        cursor.held = Some(locked);
         Ok(true)
     }
 
-    /// Lets go of the lock [`hold`](Self::hold) took.
+    /// Lets go of the lock [`hold`](Self::hold) took (dropping the log does
+    /// too). A file that `hold` created and nothing was appended to is
+    /// removed first, still under the lock, so a step that failed leaves no
+    /// file behind.
     pub fn release(&mut self) {
         if let Backing::File(cursor) = &mut self.backing {
             cursor.held = None;
@@ -56,10 +65,12 @@ impl SessionLog {
     /// their seqs.
     ///
     /// Under the lock it first picks up lines other processes appended, and
-    /// writes a `\n` first if the file ends in a torn line. A replacement
-    /// whose range DeepSeek Harness would refuse is an error and nothing is
-    /// written. The index changes only after the write succeeded; a failed
-    /// write is cut back off the file.
+    /// writes a `\n` first if the file ends in a torn line. The first append
+    /// of a new session creates the file and writes the header with it. A
+    /// replacement whose range DeepSeek Harness would refuse, or a line
+    /// longer than [`MAX_LINE_BYTES`], is an error and nothing is written.
+    /// The index changes only after the write succeeded; a failed write is
+    /// cut back off the file.
     pub fn append_user_messages(&mut self, messages: Vec<(Value, SurfaceOp)>) -> Result<Vec<u64>, SessionError> {
         let requests = messages
             .into_iter()
@@ -123,14 +134,16 @@ impl SessionLog {
             let batch = plan(index, requests, Path::new(IN_MEMORY_PATH))?;
             return Ok(index.commit(batch, None));
         };
-        let (mut file, held) = match cursor.held.take() {
-            Some(file) => (file, true),
-            None => (open_locked_for_append(&cursor.path)?, false),
+        let (mut locked, held) = match cursor.held.take() {
+            Some(locked) => (locked, true),
+            None => (open_locked(&cursor.path, cursor.append_access(), &cursor.wait, "opening for append")?, false),
         };
-        let appended = append_locked(cursor, index, header, &mut file, requests);
+        let appended = append_locked(cursor, index, header, &mut locked.file, requests);
         if held {
-            cursor.held = Some(file);
+            cursor.held = Some(locked);
         }
+        // Otherwise `locked` closes here, after removing the file it created
+        // if the append failed.
         appended
     }
 }
@@ -163,8 +176,8 @@ fn append_locked(
     let written_at = cursor.offset;
     let mut new_lines = batch.len() as u64;
     if cursor.offset == 0 {
-        // The file was empty when opened: give it the header first.
-        bytes.extend(header_line(header, &path)?);
+        // The file was missing or empty: give it the header first.
+        bytes.extend(header_line(header, &path, MAX_LINE_BYTES)?);
         bytes.push(b'\n');
         new_lines += 1;
     } else if !cursor.ends_with_newline {
@@ -179,41 +192,23 @@ fn append_locked(
     Ok(index.commit(batch, Some(batch_at)))
 }
 
-pub(super) fn header_line(header: &SessionHeader, path: &Path) -> Result<Vec<u8>, SessionError> {
-    serde_json::to_vec(&wire::HeaderLine::new(header)).map_err(|error| SessionError::BadHeader {
-        path: path.to_path_buf(),
-        reason: format!("cannot serialize the header: {error}"),
-    })
-}
-
-/// Opens the session file for append under its exclusive lock. Not
-/// `create`: a session file that vanished is an error, not a fresh log
-/// missing its history.
-fn open_locked_for_append(path: &Path) -> Result<File, SessionError> {
-    let file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| SessionError::io(path, "opening for append", e))?;
-    lock(&file, path, true)?;
-    Ok(file)
-}
-
-/// Takes the advisory lock that every writer of a session file respects. It
-/// is released when `file` is closed. A file system without locks (some
-/// network mounts) gets no locking rather than no session.
-pub(super) fn lock(file: &File, path: &Path, exclusive: bool) -> Result<(), SessionError> {
-    let locked = if exclusive { file.lock() } else { file.lock_shared() };
-    match locked {
-        Err(error) if error.kind() != io::ErrorKind::Unsupported => Err(SessionError::io(path, "locking", error)),
-        _ => Ok(()),
+/// The header line, without its newline, refused like an event line when it
+/// is longer than `limit` ([`MAX_LINE_BYTES`] except in tests) and so would
+/// be skipped by a reader (only a cwd of many megabytes makes it that long).
+pub(super) fn header_line(header: &SessionHeader, path: &Path, limit: u64) -> Result<Vec<u8>, SessionError> {
+    let bad = |reason: String| SessionError::BadHeader { path: path.to_path_buf(), reason };
+    let line = serde_json::to_vec(&wire::HeaderLine::new(header))
+        .map_err(|error| bad(format!("cannot serialize the header: {error}")))?;
+    match index::line_too_long(line.len() as u64, limit) {
+        Some(reason) => Err(bad(format!("cannot write the header: {reason}"))),
+        None => Ok(line),
     }
 }
 
 /// Writes `bytes` at the end of `file` (opened for append, locked, of length
 /// `length`) and syncs them. On failure the bytes that did land are cut off
 /// again, so a failed append leaves the file as it was.
-pub(super) fn write_durably(file: &mut File, path: &Path, length: u64, bytes: &[u8]) -> Result<(), SessionError> {
+fn write_durably(file: &mut File, path: &Path, length: u64, bytes: &[u8]) -> Result<(), SessionError> {
     let written =
         file.write_all(bytes).map_err(|e| ("writing", e)).and_then(|()| file.sync_data().map_err(|e| ("syncing", e)));
     written.map_err(|(operation, error)| {

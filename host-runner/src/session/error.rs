@@ -3,6 +3,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// What went wrong while reading or appending to a session log.
 #[derive(thiserror::Error, Debug)]
@@ -16,6 +17,24 @@ pub enum SessionError {
         path: PathBuf,
         /// The underlying failure, prefixed with the operation.
         source: io::Error,
+    },
+    /// The path, after following symlinks, is not a regular file (a device, a
+    /// FIFO, a directory, …): nothing is read from it or written to it.
+    #[error("session log {}: not a regular file ({kind})", path.display())]
+    NotRegularFile {
+        /// The session file's path.
+        path: PathBuf,
+        /// What the path is instead, such as `a character device`.
+        kind: &'static str,
+    },
+    /// Another process held the file's lock for longer than the log's
+    /// [`LockWait::timeout`](super::LockWait::timeout).
+    #[error("session log {}: still locked by another process after {} ms", path.display(), waited.as_millis())]
+    LockTimeout {
+        /// The session file.
+        path: PathBuf,
+        /// How long this call waited.
+        waited: Duration,
     },
     /// The first line is a session header that cannot be used, or the file
     /// holds no header and nothing readable (it is not a session log).
@@ -57,8 +76,8 @@ pub enum SessionError {
         reason: String,
     },
     /// An event to append is malformed (a user message whose data is not an
-    /// object with a content list, or a surface marker on a type that cannot
-    /// carry one).
+    /// object with a content list, a surface marker on a type that cannot
+    /// carry one, or a line longer than a reader accepts).
     #[error("session log {}: cannot append {event_type}: {reason}", path.display())]
     InvalidEvent {
         /// The session file.

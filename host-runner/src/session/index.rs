@@ -5,9 +5,9 @@
 use serde_json::Value;
 use std::collections::HashMap;
 
-use super::SessionHeader;
 use super::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
 use super::wire::{self, EventLine, LineEnvelope, UserMessageLine};
+use super::{MAX_LINE_BYTES, SessionHeader};
 
 /// The event types that carry a `surfaceOp` and may join the surface.
 const MESSAGE_EVENT_TYPES: [&str; 3] = ["user/message", "assistant/message", "tool/result"];
@@ -141,6 +141,30 @@ impl PlannedBatch {
     pub fn len(&self) -> usize {
         self.events.len()
     }
+
+    /// Refuses the batch when one of its lines is longer than `limit` bytes
+    /// without its newline: a reader would skip that line, so the host must
+    /// not write it. (`limit` is [`MAX_LINE_BYTES`] except in tests.)
+    pub fn check_line_lengths(&self, limit: u64) -> Result<(), PlanError> {
+        for event in &self.events {
+            if let Some(reason) = line_too_long(event.line.len - 1, limit) {
+                return Err(PlanError::Invalid { event_type: event.kind.clone(), reason });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why a line of `len` bytes (without its newline) cannot be written, when
+/// it is longer than `limit`.
+pub(super) fn line_too_long(len: u64, limit: u64) -> Option<String> {
+    const MIB: u64 = 1024 * 1024;
+    let limit_text = if limit.is_multiple_of(MIB) {
+        format!("{} MiB ({limit} bytes)", limit / MIB)
+    } else {
+        format!("{limit} bytes")
+    };
+    (len > limit).then(|| format!("the line would be {len} bytes, over the {limit_text} a session line may have"))
 }
 
 /// The most warnings kept (a file of garbage would otherwise keep one per
@@ -353,7 +377,8 @@ impl SessionIndex {
     }
 
     /// Assigns seqs and serializes a batch against the current surface,
-    /// without changing the index.
+    /// without changing the index. A line too long to be read back is an
+    /// error.
     pub fn plan(&self, requests: Vec<EventRequest>, time: i64) -> Result<PlannedBatch, PlanError> {
         let last = self.next_seq().saturating_add(requests.len() as u64).saturating_sub(1);
         if let Some(first) = requests.first()
@@ -405,7 +430,9 @@ impl SessionIndex {
             let line = LineSpan { offset: start, len: bytes.len() as u64 - start };
             events.push(PlannedEvent { seq, kind: request.kind, data: request.data, op, line });
         }
-        Ok(PlannedBatch { bytes, events, surface: staged })
+        let batch = PlannedBatch { bytes, events, surface: staged };
+        batch.check_line_lengths(MAX_LINE_BYTES)?;
+        Ok(batch)
     }
 
     /// A copy of the surface with the batch's earlier events folded in, so a

@@ -5,6 +5,8 @@
 //! be read are skipped with a warning and stay in the file, and every append
 //! is one write under an exclusive lock that first picks up what other
 //! processes appended, so two hosts on one session never reuse a seq.
+//! Opening writes nothing: a new session's file is created, header first,
+//! by its first append.
 //!
 //! ```no_run
 //! # use std::path::Path;
@@ -25,6 +27,7 @@
 
 mod appending;
 mod error;
+mod file;
 mod ids;
 mod index;
 mod reading;
@@ -34,20 +37,26 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 pub use self::error::SessionError;
+pub use self::file::LockWait;
 pub use self::surface::SurfaceOp;
 
-use self::appending::{header_line, lock, write_durably};
+use self::file::{Access, LockedFile, open_locked, open_locked_if_exists};
 use self::index::{Body, IndexedMessage, SessionIndex};
 use self::reading::{read_new_lines, read_user_message};
 
 /// The `plugin` named in the source of the summary [`SessionLog::compact`] appends.
 pub const COMPACTION_PLUGIN: &str = "compaction";
+
+/// The longest line of a session file, without its newline, in bytes
+/// (64 MiB). A reader skips a longer line with a warning, without holding it
+/// in memory, so an append refuses to write one.
+pub const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The first line of a session file: who the session is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,9 +125,44 @@ struct FileCursor {
     /// Whether the bytes read so far end with `\n` (true for an empty file),
     /// so an append never glues its line onto a torn one.
     ends_with_newline: bool,
+    /// How every lock this log takes waits for another holder.
+    wait: LockWait,
     /// The file, opened for append and exclusively locked, while this log
     /// holds the lock across several operations (see [`SessionLog::hold`]).
-    held: Option<File>,
+    held: Option<LockedFile>,
+}
+
+impl FileCursor {
+    fn new(path: &Path, wait: LockWait) -> Self {
+        FileCursor { path: path.to_path_buf(), offset: 0, lines: 0, ends_with_newline: true, wait, held: None }
+    }
+
+    /// How an append or a hold opens the file: one that has read nothing
+    /// may create it (a new session); one that has read lines must find it,
+    /// since a fresh file would be a log missing its history.
+    fn append_access(&self) -> Access {
+        if self.offset == 0 { Access::AppendOrCreate } else { Access::Append }
+    }
+
+    /// Opens the file again to read it under a shared lock: `None` when it
+    /// does not exist and this log has read nothing from it (a new session
+    /// no append has created yet).
+    fn reopen_to_read(&self) -> Result<Option<LockedFile>, SessionError> {
+        if self.offset == 0 {
+            open_locked_if_exists(&self.path, &self.wait, "reopening")
+        } else {
+            open_locked(&self.path, Access::Read, &self.wait, "reopening").map(Some)
+        }
+    }
+}
+
+/// Whether an empty file is worth a warning when opened.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WhenEmpty {
+    /// [`SessionLog::open`]: an existing log was expected.
+    Warn,
+    /// [`SessionLog::open_or_create`]: a new session starts empty.
+    Expected,
 }
 
 /// An open session: its header, the indexed user messages and the surface.
@@ -139,34 +183,38 @@ fn next_key() -> u64 {
 impl SessionLog {
     /// Reads an existing file; torn or unreadable lines are skipped with a
     /// warning (line number + reason), never fatal, never removed from the
-    /// file. An empty file gets a fresh header, written with the first
-    /// append.
+    /// file. A missing file, or one that is not a regular file, is an error.
+    /// An empty file gets a fresh header, written with the first append.
+    /// Locks wait as long as it takes (see [`open_waiting`](Self::open_waiting)).
     pub fn open(path: &Path) -> Result<Self, SessionError> {
-        let file = File::open(path).map_err(|e| SessionError::io(path, "opening", e))?;
-        // A shared lock keeps a concurrent append from showing up half written.
-        lock(&file, path, false)?;
-        Self::load(path, &file)
+        Self::open_waiting(path, LockWait::default())
     }
 
-    /// Opens the file, or creates it with a fresh header (random-ish id from
-    /// time+pid, createdAt now, cwd if given) when missing or empty.
+    /// [`open`](Self::open), with every lock this log takes, now and later,
+    /// waiting for another holder as `wait` says.
+    pub fn open_waiting(path: &Path, wait: LockWait) -> Result<Self, SessionError> {
+        // A shared lock keeps a concurrent append from showing up half written.
+        let locked = open_locked(path, Access::Read, &wait, "opening")?;
+        Self::load(path, Some(&locked.file), SessionHeader::new(None), wait, WhenEmpty::Warn)
+    }
+
+    /// Opens the file, or starts a new session when it is missing or empty,
+    /// with a fresh header (random-ish id from time+pid, createdAt now, cwd if
+    /// given). Opening writes nothing: a missing file is created, and the
+    /// header written, by the first append, in the same write as its events,
+    /// so a call that fails before appending leaves no file behind. Should
+    /// another process create the session first, its header wins. Locks wait
+    /// as long as it takes (see [`open_or_create_waiting`](Self::open_or_create_waiting)).
     pub fn open_or_create(path: &Path, cwd: Option<&str>) -> Result<Self, SessionError> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| SessionError::io(path, "opening or creating", e))?;
-        // Exclusive, so two processes creating the same session write one header.
-        lock(&file, path, true)?;
-        let length = file.metadata().map_err(|e| SessionError::io(path, "reading the length", e))?.len();
-        if length == 0 {
-            let header = SessionHeader::new(cwd.map(str::to_owned));
-            let mut line = header_line(&header, path)?;
-            line.push(b'\n');
-            write_durably(&mut file, path, 0, &line)?;
-        }
-        Self::load(path, &file)
+        Self::open_or_create_waiting(path, cwd, LockWait::default())
+    }
+
+    /// [`open_or_create`](Self::open_or_create), with every lock this log
+    /// takes, now and later, waiting for another holder as `wait` says.
+    pub fn open_or_create_waiting(path: &Path, cwd: Option<&str>, wait: LockWait) -> Result<Self, SessionError> {
+        let locked = open_locked_if_exists(path, &wait, "opening")?;
+        let fresh = SessionHeader::new(cwd.map(str::to_owned));
+        Self::load(path, locked.as_ref().map(|locked| &locked.file), fresh, wait, WhenEmpty::Expected)
     }
 
     /// A session that lives only in memory (scenario replays); appends never
@@ -268,31 +316,44 @@ impl SessionLog {
     }
 
     /// Folds in lines other processes appended since this log last read the
-    /// file (appends do this on their own).
+    /// file (appends do this on their own). A file that no append has
+    /// created yet reads as empty.
     pub fn refresh(&mut self) -> Result<(), SessionError> {
         let SessionLog { header, index, backing, .. } = self;
         let Backing::File(cursor) = backing else {
             return Ok(());
         };
-        if let Some(file) = cursor.held.take() {
-            let read = read_new_lines(cursor, index, header, &file);
-            cursor.held = Some(file);
+        if let Some(held) = cursor.held.take() {
+            let read = read_new_lines(cursor, index, header, &held.file);
+            cursor.held = Some(held);
             return read.map(drop);
         }
-        let file = File::open(&cursor.path).map_err(|e| SessionError::io(&cursor.path, "reopening", e))?;
-        lock(&file, &cursor.path, false)?;
-        read_new_lines(cursor, index, header, &file).map(drop)
+        let Some(locked) = cursor.reopen_to_read()? else {
+            return Ok(());
+        };
+        read_new_lines(cursor, index, header, &locked.file).map(drop)
     }
 
-    /// Reads a file from the start and settles its header.
-    fn load(path: &Path, file: &File) -> Result<Self, SessionError> {
-        let mut cursor =
-            FileCursor { path: path.to_path_buf(), offset: 0, lines: 0, ends_with_newline: true, held: None };
+    /// Reads a file (`None`: one not created yet) from the start and settles
+    /// its header; `fresh` is the header a new session gets.
+    fn load(
+        path: &Path,
+        file: Option<&File>,
+        fresh: SessionHeader,
+        wait: LockWait,
+        when_empty: WhenEmpty,
+    ) -> Result<Self, SessionError> {
+        let mut cursor = FileCursor::new(path, wait);
         let mut index = SessionIndex::default();
-        let mut header = SessionHeader::new(None);
-        let header_read = read_new_lines(&mut cursor, &mut index, &mut header, file)?;
+        let mut header = fresh;
+        let header_read = match file {
+            Some(file) => read_new_lines(&mut cursor, &mut index, &mut header, file)?,
+            None => false,
+        };
         if !header_read && cursor.offset == 0 {
-            index.warnings.push("the file is empty; a header is written with the first append".to_owned());
+            if when_empty == WhenEmpty::Warn {
+                index.warnings.push("the file is empty; a header is written with the first append".to_owned());
+            }
         } else if !header_read && index.readable_lines == 0 {
             return Err(SessionError::BadHeader {
                 path: path.to_path_buf(),

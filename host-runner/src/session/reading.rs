@@ -5,12 +5,9 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::file::open_to_read;
 use super::index::{self, LineSpan, SessionIndex};
-use super::{FileCursor, SessionError, SessionHeader, UserMessageEvent, wire};
-
-/// The longest line read: a longer one (no event DeepSeek Harness writes
-/// comes near it) is skipped with a warning without being held in memory.
-const MAX_LINE_BYTES: u64 = 64 * 1024 * 1024;
+use super::{FileCursor, MAX_LINE_BYTES, SessionError, SessionHeader, UserMessageEvent, wire};
 
 /// Folds every line after the cursor into the index, streaming, and adopts
 /// the header if the first readable line is one. Returns whether it found one.
@@ -97,7 +94,7 @@ fn skip_line(reader: &mut impl BufRead) -> io::Result<(u64, bool)> {
 /// held it when the file was indexed.
 pub(super) fn read_user_message(path: &Path, seq: u64, span: LineSpan) -> Result<UserMessageEvent, SessionError> {
     let changed = |reason: String| SessionError::Changed { path: path.to_path_buf(), seq, offset: span.offset, reason };
-    let mut file = File::open(path).map_err(|e| SessionError::io(path, "reopening", e))?;
+    let mut file = open_to_read(path, "reopening")?;
     file.seek(SeekFrom::Start(span.offset)).map_err(|e| SessionError::io(path, "seeking", e))?;
     let mut line = Vec::new();
     file.take(span.len).read_to_end(&mut line).map_err(|e| SessionError::io(path, "reading", e))?;

@@ -4,7 +4,9 @@
 
 mod appending;
 mod concurrency;
+mod files;
 mod header;
+mod locking;
 mod reading;
 
 use std::error::Error;
@@ -14,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use super::{COMPACTION_PLUGIN, SessionError, SessionHeader, SessionLog, SurfaceOp};
+use super::{COMPACTION_PLUGIN, LockWait, SessionError, SessionHeader, SessionLog, SurfaceOp};
 
 type TestResult = Result<(), Box<dyn Error>>;
 

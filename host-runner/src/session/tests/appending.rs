@@ -222,3 +222,65 @@ fn in_memory_sessions_never_touch_a_file() -> TestResult {
     assert!(error.to_string().starts_with("session log <in-memory session>:"), "{error}");
     Ok(())
 }
+
+/// A user message planned as the first event of an empty session.
+fn planned(text: &str) -> Result<crate::session::index::PlannedBatch, Box<dyn Error>> {
+    use crate::session::index::{EventRequest, OpRequest, SessionIndex, USER_MESSAGE};
+    let request = EventRequest {
+        kind: USER_MESSAGE.to_owned(),
+        data: json!({"content": [{"type": "text", "text": text}], "role": "user", "id": "m"}),
+        op: OpRequest::Given(SurfaceOp::Append),
+    };
+    SessionIndex::default().plan(vec![request], 1_700_000_000_000).map_err(|_| "the plan failed".into())
+}
+
+#[test]
+fn a_batch_with_a_line_over_the_limit_is_refused() -> TestResult {
+    use crate::session::index::PlanError;
+    let batch = planned("some text")?;
+    let line = batch.bytes.len() as u64 - 1;
+    assert!(batch.check_line_lengths(line).is_ok(), "a line of exactly the limit is read back");
+    match batch.check_line_lengths(line - 1) {
+        Err(PlanError::Invalid { event_type, reason }) => {
+            assert_eq!(event_type, "user/message");
+            assert_eq!(
+                reason,
+                format!("the line would be {line} bytes, over the {} bytes a session line may have", line - 1)
+            );
+        }
+        _ => return Err("a line over the limit was accepted".into()),
+    }
+    assert_eq!(
+        crate::session::index::line_too_long(super::super::MAX_LINE_BYTES + 1, super::super::MAX_LINE_BYTES).as_deref(),
+        Some("the line would be 67108865 bytes, over the 64 MiB (67108864 bytes) a session line may have")
+    );
+    assert_eq!(crate::session::index::line_too_long(67_108_864, super::super::MAX_LINE_BYTES), None);
+    Ok(())
+}
+
+#[test]
+fn an_append_with_a_line_over_64_mib_writes_nothing() -> TestResult {
+    let limit = super::super::MAX_LINE_BYTES;
+    // A text that makes the line one byte too long (the time has as many
+    // digits as the one the plan above used).
+    let overhead = planned("")?.bytes.len() as u64 - 1;
+    let text = "a".repeat((limit - overhead + 1) as usize);
+    let dir = TempDir::new()?;
+    let path = session_file(&dir, SEEDED_SESSION)?;
+    let mut log = SessionLog::open(&path)?;
+    let data = json!({"content": [{"type": "text", "text": text}], "role": "user", "id": "m"});
+    let error = log.append_user_messages(vec![(data, SurfaceOp::Append)]).err().ok_or("wrote an unreadable line")?;
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "session log {}: cannot append user/message: the line would be {} bytes, over the 64 MiB (67108864 bytes) a session line may have",
+            path.display(),
+            limit + 1
+        )
+    );
+    assert_eq!(fs::read_to_string(&path)?, SEEDED_SESSION);
+    assert_eq!(log.next_seq(), 4);
+    assert_eq!(log.surface(), &[3, 1, 2]);
+    assert_eq!(log.read_user_messages()?.len(), 3);
+    Ok(())
+}

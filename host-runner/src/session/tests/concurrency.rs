@@ -144,3 +144,135 @@ fn refresh_picks_up_other_writers() -> TestResult {
     assert!(reader.is_visible(4));
     Ok(())
 }
+
+#[test]
+fn two_logs_creating_one_new_session_at_once_write_one_header() -> TestResult {
+    let dir = TempDir::new()?;
+    for round in 0..8 {
+        let path = dir.path().join(format!("new-{round}.jsonl"));
+        let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let writers: Vec<_> = ["/first", "/second"]
+            .into_iter()
+            .map(|cwd| {
+                let (path, start) = (path.clone(), start.clone());
+                std::thread::spawn(move || -> Result<(Vec<u64>, SessionHeader), SessionError> {
+                    let mut log = SessionLog::open_or_create(&path, Some(cwd))?;
+                    start.wait();
+                    let seqs = log.append_user_messages(vec![(user_data(cwd), SurfaceOp::Append)])?;
+                    Ok((seqs, log.header().clone()))
+                })
+            })
+            .collect();
+        let mut seqs = Vec::new();
+        let mut headers = Vec::new();
+        for writer in writers {
+            let (written, header) = writer.join().map_err(|_| "writer panicked")??;
+            seqs.extend(written);
+            headers.push(header);
+        }
+        seqs.sort_unstable();
+        assert_eq!(seqs, [0, 1], "round {round}");
+        let content = fs::read_to_string(&path)?;
+        assert_eq!(content.matches(r#""type":"session""#).count(), 1, "round {round}: {content}");
+        let log = SessionLog::open(&path)?;
+        assert_eq!(log.warnings(), &[] as &[String]);
+        assert!(headers.iter().all(|header| header == log.header()), "round {round}: both logs took the file's header");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_hold_on_a_new_session_creates_the_file_and_removes_it_if_nothing_was_appended() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = dir.path().join("new.jsonl");
+    let mut log = SessionLog::open_or_create(&path, None)?;
+    assert!(log.hold()?);
+    assert_eq!(fs::read(&path)?, b"", "the lock needs a file");
+    log.release();
+    assert!(!path.exists(), "released without appending, yet the file stayed");
+
+    // Dropping the log lets go the same way.
+    assert!(log.hold()?);
+    drop(log);
+    assert!(!path.exists());
+
+    // Once something was appended, the file stays.
+    let mut log = SessionLog::open_or_create(&path, None)?;
+    assert!(log.hold()?);
+    log.append_user_messages(vec![(user_data("kept"), SurfaceOp::Append)])?;
+    log.release();
+    assert_eq!(texts(&SessionLog::open(&path)?), [(0, "kept".to_owned())]);
+    Ok(())
+}
+
+#[test]
+fn a_hold_never_removes_an_empty_file_it_did_not_create() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = session_file(&dir, "")?;
+    let mut log = SessionLog::open_or_create(&path, None)?;
+    assert!(log.hold()?);
+    log.release();
+    assert_eq!(fs::read(&path)?, b"", "an existing empty file is the user's");
+    Ok(())
+}
+
+#[test]
+fn two_holds_on_a_new_session_take_turns() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = dir.path().join("new.jsonl");
+    let mut first = SessionLog::open_or_create(&path, Some("/first"))?;
+    let mut second = SessionLog::open_or_create(&path, Some("/second"))?;
+    assert!(first.hold()?);
+    let (done, held) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || -> Result<SessionLog, SessionError> {
+        second.hold()?;
+        let _ = done.send(second.next_seq());
+        Ok(second)
+    });
+    // (The wait only lets a missing lock show: it cannot fail a correct one.)
+    assert!(held.recv_timeout(std::time::Duration::from_millis(300)).is_err(), "both held a new session's lock");
+    first.append_user_messages(vec![(user_data("first"), SurfaceOp::Append)])?;
+    first.release();
+    assert_eq!(held.recv_timeout(std::time::Duration::from_secs(20))?, 1, "the second saw the first's message");
+    let mut second = waiter.join().map_err(|_| "waiter panicked")??;
+    assert_eq!(second.header(), first.header());
+    second.append_user_messages(vec![(user_data("second"), SurfaceOp::Append)])?;
+    second.release();
+    let reopened = SessionLog::open(&path)?;
+    assert_eq!(reopened.warnings(), &[] as &[String]);
+    assert_eq!(texts(&reopened), [(0, "first".to_owned()), (1, "second".to_owned())]);
+    Ok(())
+}
+
+#[test]
+fn a_waiter_whose_file_was_removed_under_it_locks_the_one_the_path_names() -> TestResult {
+    static WAITING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    fn noticed(_: &Path) {
+        WAITING.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+    let dir = TempDir::new()?;
+    let path = dir.path().join("new.jsonl");
+    let mut holder = SessionLog::open_or_create(&path, None)?;
+    let wait = LockWait { timeout: None, on_wait: Some(noticed) };
+    let mut waiter = SessionLog::open_or_create_waiting(&path, Some("/waiter"), wait)?;
+    assert!(holder.hold()?, "the holder creates the file to lock it");
+    let waiting = std::thread::spawn(move || -> Result<SessionLog, SessionError> {
+        // Opens the holder's empty file, then waits for its lock.
+        waiter.hold()?;
+        waiter.append_user_messages(vec![(user_data("after"), SurfaceOp::Append)])?;
+        waiter.release();
+        Ok(waiter)
+    });
+    while !WAITING.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // Removes the file it created, which the waiter has open.
+    holder.release();
+    let waiter = waiting.join().map_err(|_| "waiter panicked")??;
+    // Without the check the message would have gone into the removed file.
+    let reopened = SessionLog::open(&path)?;
+    assert_eq!(reopened.header(), waiter.header());
+    assert_eq!(reopened.header().cwd.as_deref(), Some("/waiter"));
+    assert_eq!(texts(&reopened), [(0, "after".to_owned())]);
+    Ok(())
+}
