@@ -5,7 +5,7 @@
 mod output;
 
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use serde_json::{Value, json};
 
@@ -157,7 +157,8 @@ impl Plugin {
     /// ([`crate::run_step`] is the step boundary that calls it).
     /// Every message returned is either one of the proposed messages
     /// (returned as proposed, id included) or one the plugin wrote: a
-    /// catalog, or a skill a user invoked.
+    /// catalog, a skill a user invoked, or the note naming the invoked
+    /// skills it did not load.
     pub(crate) fn pre_step(
         &self,
         registry: &Arc<SkillRegistry>,
@@ -331,11 +332,18 @@ fn message_to_wit(data: &Value) -> Result<wit::Message, HostError> {
     Ok(wit::Message { source: source.to_string(), content: content_to_wit(content) })
 }
 
+/// The source of the note that names the user-invoked skills a pre-step did
+/// not load (docs/spec.md §3.10).
+static INVOCATION_NOTE_SOURCE: LazyLock<Value> = LazyLock::new(|| {
+    serde_json::from_str(skill_rules::INVOCATION_NOTE_SOURCE).expect("the invocation note's source is JSON")
+});
+
 /// Applies what the plugin decided to the proposal, checking it first: a
 /// reject cannot be changed; an enter may keep proposed messages (by index,
 /// in their order, each once) and add at most one catalog with the plugin's
 /// own source, plus one skill injection per distinct `/name` a user wrote in
-/// a proposed message.
+/// a proposed message, plus at most one note naming the skills it did not
+/// load.
 fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> Result<Decision, HostError> {
     let invalid = |reason: String| HostError::InvalidOutput { call: "pre-step", reason };
     if step.decisions > 1 {
@@ -354,6 +362,7 @@ fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> R
     let invocable = gesture_names(&proposed);
     let mut kept_up_to = 0;
     let mut catalogs = 0;
+    let mut notes = 0;
     let mut added_count = 0;
     let mut injected: Vec<String> = Vec::new();
     // Never more than the proposal and the cap, however long the list is.
@@ -391,9 +400,15 @@ fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> R
                 }
                 injected.push(name.clone());
             }
+            Added::Note(_) => {
+                notes += 1;
+                if notes > 1 {
+                    return Err(invalid("more than one invocation note was added".to_owned()));
+                }
+            }
         }
         messages.push(match added {
-            Added::Catalog(data) | Added::Invocation(_, data) => data,
+            Added::Catalog(data) | Added::Invocation(_, data) | Added::Note(data) => data,
         });
     }
     Ok(Decision::Enter(messages))
@@ -405,6 +420,8 @@ enum Added {
     Catalog(Value),
     /// A user-invoked skill's instructions.
     Invocation(String, Value),
+    /// The note naming the user-invoked skills not loaded.
+    Note(Value),
 }
 
 fn added_message(message: &wit::Message) -> Result<Added, String> {
@@ -415,6 +432,9 @@ fn added_message(message: &wit::Message) -> Result<Added, String> {
     };
     if source == *CATALOG_SOURCE {
         return Ok(Added::Catalog(message::user_message(source, text)));
+    }
+    if source == *INVOCATION_NOTE_SOURCE {
+        return Ok(Added::Note(message::user_message(source, text)));
     }
     let invocation = source.as_object().and_then(|fields| {
         let name = fields.get("name")?.as_str()?;
@@ -447,4 +467,107 @@ fn gesture_names(proposed: &[Value]) -> Vec<String> {
         }
     }
     names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn added(source: &str, texts: &[&str]) -> DecidedMessage {
+        DecidedMessage::Added(wit::Message {
+            source: source.to_owned(),
+            content: texts.iter().map(|text| wit::ContentBlock::Text((*text).to_owned())).collect(),
+        })
+    }
+
+    fn injection(name: &str) -> DecidedMessage {
+        added(&format!(r#"{{"kind":"skill-invocation","name":"{name}","form":"instructions"}}"#), &["body"])
+    }
+
+    const NOTE: &str = r#"{"kind":"skill-invocation","form":"not-loaded"}"#;
+
+    /// The decision `decided` made on one user message naming `names`.
+    fn apply(names: &[String], decided: Vec<DecidedMessage>) -> Result<Decision, HostError> {
+        let text: Vec<String> = names.iter().map(|name| format!("/{name}")).collect();
+        let proposed = message::user_message(message::user_source(), &text.join(" "));
+        let step = StepCall { decided: Some(decided), decisions: 1, ..StepCall::default() };
+        apply_decision(Decision::Enter(vec![proposed]), step, OutputLimits::default())
+    }
+
+    fn refusal(result: Result<Decision, HostError>) -> String {
+        match result {
+            Err(HostError::InvalidOutput { call: "pre-step", reason }) => reason,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_default_cap_holds_everything_the_plugin_adds_to_a_step() {
+        // A catalog, MAX_INVOKED_SKILLS injections and the note (docs/spec.md §3.10).
+        assert_eq!(skill_rules::MAX_PLUGIN_ADDED_MESSAGES, 1 + skill_rules::MAX_INVOKED_SKILLS + 1);
+        assert!(OutputLimits::default().max_added_messages >= skill_rules::MAX_PLUGIN_ADDED_MESSAGES);
+        // That worst case, with seventy skills named, is accepted as it is.
+        let names: Vec<String> = (1..=70).map(|index| format!("s{index}")).collect();
+        let mut decided = vec![DecidedMessage::Proposed(0), added(&CATALOG_SOURCE.to_string(), &["catalog"])];
+        decided.extend(names[..skill_rules::MAX_INVOKED_SKILLS].iter().map(|name| injection(name)));
+        decided.push(added(skill_rules::INVOCATION_NOTE_SOURCE, &["Not loaded: /s17, …"]));
+        assert_eq!(decided.len() - 1, skill_rules::MAX_PLUGIN_ADDED_MESSAGES);
+        let Ok(Decision::Enter(messages)) = apply(&names, decided) else { panic!() };
+        assert_eq!(messages.len(), 1 + skill_rules::MAX_PLUGIN_ADDED_MESSAGES);
+        let note = messages.last().unwrap();
+        assert_eq!(note["source"], serde_json::json!({"kind": "skill-invocation", "form": "not-loaded"}));
+        assert_eq!(message::single_text(note), Some("Not loaded: /s17, …"));
+        assert_eq!(note["role"], "user");
+    }
+
+    #[test]
+    fn the_note_is_accepted_once_in_any_key_order_and_as_one_text_block() {
+        let names = ["a".to_owned()];
+        assert_eq!(NOTE, skill_rules::INVOCATION_NOTE_SOURCE);
+        for source in [
+            NOTE,
+            r#"{"form":"not-loaded","kind":"skill-invocation"}"#,
+            "{ \"form\" : \"not-loaded\", \"kind\":\"skill-invocation\" }",
+        ] {
+            let Ok(Decision::Enter(messages)) = apply(&names, vec![injection("a"), added(source, &["n"])]) else {
+                panic!("{source}")
+            };
+            assert_eq!(messages.len(), 2);
+        }
+        assert_eq!(
+            refusal(apply(&names, vec![added(NOTE, &["n"]), added(NOTE, &["n"])])),
+            "more than one invocation note was added"
+        );
+        for texts in [&[][..], &["n", "n"][..]] {
+            assert_eq!(
+                refusal(apply(&names, vec![added(NOTE, texts)])),
+                "an added message must be exactly one text block"
+            );
+        }
+        let other = DecidedMessage::Added(wit::Message {
+            source: NOTE.to_owned(),
+            content: vec![wit::ContentBlock::Other(r#"{"type":"image"}"#.to_owned())],
+        });
+        assert_eq!(refusal(apply(&names, vec![other])), "an added message must be exactly one text block");
+    }
+
+    #[test]
+    fn anything_else_like_the_note_keeps_todays_refusal() {
+        for source in [
+            r#"{"kind":"skill-invocation","form":"not-loaded","name":"a"}"#,
+            r#"{"kind":"skill-invocation","form":"not-loaded","extra":1}"#,
+            r#"{"kind":"skill-invocation","form":"Not-loaded"}"#,
+            r#"{"kind":"skill-invocation"}"#,
+            r#"{"kind":"skill-invocation","form":["not-loaded"]}"#,
+        ] {
+            let parsed: Value = serde_json::from_str(source).unwrap();
+            assert_eq!(
+                refusal(apply(&["a".to_owned()], vec![added(source, &["n"])])),
+                format!(
+                    "an added message has source {parsed}; the plugin may only write {{\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"}} or a skill invocation"
+                ),
+                "{source}"
+            );
+        }
+    }
 }

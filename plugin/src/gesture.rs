@@ -5,10 +5,33 @@ use crate::description::is_ecmascript_whitespace;
 use crate::tool::is_skill_name;
 use crate::types::{ContentBlock, Message};
 
+/// The source of the note naming the skills not loaded, as JSON text.
+pub use skill_rules::INVOCATION_NOTE_SOURCE;
+/// The most user-invoked skills one pre-step injects (docs/spec.md §3.10).
+/// Shared with the hosts, whose default cap on added messages (64,
+/// `OutputLimits::max_added_messages` in host-runner/src/sandbox/mod.rs) must
+/// leave room for a catalog, these injections and the note.
+pub use skill_rules::MAX_INVOKED_SKILLS;
+
 /// The source of an injected skill, as JSON text.
 pub fn invocation_source(name: &str) -> String {
     // The name passed `is_skill_name`: nothing in it needs JSON escaping.
     format!(r#"{{"kind":"skill-invocation","name":"{name}","form":"instructions"}}"#)
+}
+
+/// The note that follows the injections when a user named more than
+/// [`MAX_INVOKED_SKILLS`] skills that would be injected: `names` are the
+/// ones left out, in first-seen order (never empty).
+pub fn not_loaded_note(names: &[String]) -> Message {
+    let mut text = String::from("Not loaded:");
+    for (index, name) in names.iter().enumerate() {
+        text.push_str(if index == 0 { " /" } else { ", /" });
+        text.push_str(name);
+    }
+    text.push_str(". At most ");
+    text.push_str(&MAX_INVOKED_SKILLS.to_string());
+    text.push_str(" user-invoked skills are loaded at once; ask the user to invoke the others in a later message.");
+    Message { source: INVOCATION_NOTE_SOURCE.to_owned(), content: vec![ContentBlock::Text(text)] }
 }
 
 /// The distinct `/name` tokens of the user's messages, in first-seen order.
@@ -87,6 +110,27 @@ mod tests {
             content: vec![ContentBlock::Other(r#"{"type":"image","alt":"/pdf"}"#.to_owned())],
         };
         assert_eq!(invoked_skill_names(&[plugin, other_block]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_not_loaded_note_is_exact() {
+        let names = ["x".to_owned(), "y-z".to_owned()];
+        assert_eq!(
+            not_loaded_note(&names),
+            Message {
+                source: r#"{"kind":"skill-invocation","form":"not-loaded"}"#.to_owned(),
+                content: vec![ContentBlock::Text(
+                    "Not loaded: /x, /y-z. At most 16 user-invoked skills are loaded at once; ask the user to invoke the others in a later message."
+                        .to_owned()
+                )],
+            }
+        );
+        assert_eq!(
+            not_loaded_note(&names[..1]).single_text(),
+            Some(
+                "Not loaded: /x. At most 16 user-invoked skills are loaded at once; ask the user to invoke the others in a later message."
+            )
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod projection;
 mod steady;
 
 use crate::config::Config;
-use crate::gesture::{invocation_source, invoked_skill_names};
+use crate::gesture::{MAX_INVOKED_SKILLS, invocation_source, invoked_skill_names, not_loaded_note};
 use crate::memory::Memory;
 use crate::tool::{self, SkillResult};
 use crate::types::{
@@ -90,7 +90,8 @@ impl Entry {
     }
 }
 
-/// Steps 2 to 11 for an entering proposal, then the skills a user invoked.
+/// Steps 2 to 11 for an entering proposal, then the skills a user invoked
+/// (at most [`MAX_INVOKED_SKILLS`], and a note naming any others).
 fn enter(
     config: &Config,
     memory: &mut Memory,
@@ -113,7 +114,11 @@ fn enter(
         })
         .collect();
     let mut entries = project_catalog(config, memory, context, entries, registry, session)?;
-    // User-explicit invocation comes after every other message, the catalog included.
+    // User-explicit invocation comes after every other message, the catalog
+    // included: at most MAX_INVOKED_SKILLS injections, then one note naming
+    // the rest that would have been injected (docs/spec.md §3.10).
+    let mut injected = 0;
+    let mut not_loaded = Vec::new();
     for name in invoked {
         let skill = match registry.get(&name) {
             Ok(skill) => skill,
@@ -124,6 +129,11 @@ fn enter(
         let Some(skill) = skill.filter(|skill| skill.invocation.user_invocable && skill.name == name) else {
             continue;
         };
+        if injected == MAX_INVOKED_SKILLS {
+            not_loaded.push(name);
+            continue;
+        }
+        injected += 1;
         let text = tool::render(&SkillResult {
             name: skill.name,
             provider: skill.provider,
@@ -132,6 +142,9 @@ fn enter(
         });
         entries
             .push(Entry::added(Message { source: invocation_source(&name), content: vec![ContentBlock::Text(text)] }));
+    }
+    if !not_loaded.is_empty() {
+        entries.push(Entry::added(not_loaded_note(&not_loaded)));
     }
     Ok(entries)
 }

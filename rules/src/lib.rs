@@ -25,6 +25,22 @@ pub const PLUGIN_NAME: &str = "dsh-tool-skill";
 /// (docs/spec.md §3.1).
 pub const CATALOG_SOURCE: &str = r#"{"kind":"plugin","plugin":"dsh-tool-skill"}"#;
 
+/// With user invocation on (docs/spec.md §3.10): the most user-invoked skills
+/// one pre-step injects. Further names that would be injected are listed in
+/// one note (source [`INVOCATION_NOTE_SOURCE`]) instead.
+pub const MAX_INVOKED_SKILLS: usize = 16;
+
+/// The most messages one pre-step of the plugin adds: a catalog,
+/// [`MAX_INVOKED_SKILLS`] injections and the note naming the skills not
+/// loaded. Hosts cap added messages (64 by default, docs/spec.md §8.5) well
+/// above this.
+pub const MAX_PLUGIN_ADDED_MESSAGES: usize = 1 + MAX_INVOKED_SKILLS + 1;
+
+/// The source of the note a pre-step adds after its injections when a user
+/// named more than [`MAX_INVOKED_SKILLS`] skills it could inject, as compact
+/// JSON (docs/spec.md §3.10).
+pub const INVOCATION_NOTE_SOURCE: &str = r#"{"kind":"skill-invocation","form":"not-loaded"}"#;
+
 /// The file that makes a folder a skill bundle (docs/spec.md §4.2).
 pub const SKILL_FILE: &str = "SKILL.md";
 
@@ -140,6 +156,13 @@ mod tests {
         }
         assert_eq!(ToolView::ALL.map(ToolView::name), ["visible", "hidden", "shadowed"]);
         assert_eq!(ToolView::from_name("Visible"), None);
+    }
+
+    #[test]
+    fn the_plugin_adds_at_most_a_catalog_the_injections_and_one_note() {
+        assert_eq!(MAX_INVOKED_SKILLS, 16);
+        assert_eq!(MAX_PLUGIN_ADDED_MESSAGES, 18);
+        assert_eq!(INVOCATION_NOTE_SOURCE, r#"{"kind":"skill-invocation","form":"not-loaded"}"#);
     }
 
     #[test]

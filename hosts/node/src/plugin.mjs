@@ -14,6 +14,12 @@ import { newMessageId } from './session.mjs';
 /** The source of the catalog messages the plugin writes (docs/spec.md §3.1). */
 export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-skill' });
 
+/**
+ * The source of the note that names the user-invoked skills a pre-step did
+ * not load (docs/spec.md §3.10; `INVOCATION_NOTE_SOURCE` in rules/src/lib.rs).
+ */
+export const INVOCATION_NOTE_SOURCE = Object.freeze({ kind: 'skill-invocation', form: 'not-loaded' });
+
 /** A user-message `data` object with one text block and a fresh id. */
 export function userMessage(source, text) {
   return { content: [{ type: 'text', text }], source, role: 'user', id: newMessageId() };
@@ -142,9 +148,10 @@ function messageToWit(data) {
  * reject cannot be changed; an enter may keep proposed messages (by index, in
  * their order, each once) and add at most one catalog with the plugin's own
  * source, plus one skill injection per distinct `/name` a user wrote in a
- * proposed message.
+ * proposed message, plus at most one note naming the skills it did not load.
+ * `step` is `{ decided, decisions }` as the `step` imports recorded it.
  */
-function applyDecision(proposed, step, check) {
+export function applyDecision(proposed, step, check) {
   const invalid = (reason) => HostError.invalidOutput('pre-step', reason);
   if (step.decisions > 1) throw invalid(`it decided ${step.decisions} times; a pre-step decides at most once`);
   if ('reject' in proposed) {
@@ -156,6 +163,7 @@ function applyDecision(proposed, step, check) {
   const invocable = gestureNames(proposed.enter);
   let keptUpTo = 0;
   let catalogs = 0;
+  let notes = 0;
   let addedCount = 0;
   const injected = [];
   const messages = [];
@@ -176,6 +184,9 @@ function applyDecision(proposed, step, check) {
     if (added.catalog) {
       catalogs += 1;
       if (catalogs > 1) throw invalid('more than one catalog was added');
+    } else if (added.note) {
+      notes += 1;
+      if (notes > 1) throw invalid('more than one invocation note was added');
     } else {
       const { name } = added;
       if (!invocable.includes(name) || injected.includes(name)) {
@@ -240,6 +251,10 @@ function addedMessage(message, invalid) {
   const keys = isObject(source) ? Object.keys(source) : [];
   if (keys.length === 2 && source.kind === CATALOG_SOURCE.kind && source.plugin === CATALOG_SOURCE.plugin) {
     return { catalog: true, data: userMessage(source, text) };
+  }
+  const note = INVOCATION_NOTE_SOURCE;
+  if (keys.length === 2 && source.kind === note.kind && source.form === note.form) {
+    return { note: true, data: userMessage(source, text) };
   }
   const invocation =
     keys.length === 3 &&
