@@ -8,9 +8,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use cli::common::GlobalOptions;
+use std::io::Write;
 
-/// Exit code of a failure of the host itself (usage errors exit 2, through clap).
+use cli::common::{GlobalOptions, OutputError, UsageError};
+
+/// Exit code of a command line that names something unusable (clap's own
+/// usage errors exit 2 too).
+const EXIT_USAGE: u8 = 2;
+
+/// Exit code of a failure of the host itself.
 const EXIT_HOST_FAILURE: u8 = 3;
 
 /// Run the DeepSeek Harness skill plugin in a sandbox and see exactly what the model sees.
@@ -38,10 +44,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let Cli { global, command } = Cli::parse();
+    global.warn_missing_dirs();
     let result = match command {
         Command::Step(args) => args.run(&global),
         Command::Load(args) => args.run(&global),
-        Command::Compact(args) => args.run(),
+        Command::Compact(args) => args.run(&global),
         Command::Skills(args) => args.run(&global),
         Command::Lint(args) => args.run(&global),
         Command::Replay(args) => args.run(&global),
@@ -51,11 +58,14 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        // Whoever reads stdout stopped (`| head`): nothing to report.
+        Err(error) if error.downcast_ref::<OutputError>().is_some_and(OutputError::is_closed_pipe) => ExitCode::SUCCESS,
         Err(error) => {
-            // One line, naming what failed.
+            // One line, naming what failed; a failing stderr loses only the line.
             let text = cli::common::one_line(&error).replace('\n', " ");
-            eprintln!("error: {}", cli::common::for_stderr(&text));
-            ExitCode::from(EXIT_HOST_FAILURE)
+            let _ = writeln!(std::io::stderr().lock(), "error: {}", cli::common::for_stderr(&text));
+            let usage = error.downcast_ref::<UsageError>().is_some();
+            ExitCode::from(if usage { EXIT_USAGE } else { EXIT_HOST_FAILURE })
         }
     }
 }

@@ -225,7 +225,10 @@ fn two_processes_stepping_one_session_at_once_never_interleave_or_lose_a_line() 
         for child in children {
             let output = child.wait_with_output().unwrap();
             assert_eq!(output.status.code(), Some(0), "round {round}: {}", stderr(&output));
-            assert_eq!(stderr(&output), "", "round {round}: a warning means a damaged line");
+            // The one word allowed: that it waited for the other's turn.
+            let waited = format!("waiting for session log {}: another process holds its lock\n", session.display());
+            let said = stderr(&output);
+            assert!(said.is_empty() || said == waited, "round {round}: a warning means a damaged line: {said}");
         }
         sent.extend(texts);
     }

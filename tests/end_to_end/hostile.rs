@@ -64,7 +64,7 @@ impl SkillProvider for Signalling {
     }
 
     fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
-        Ok(Listing { candidates: vec![looped_candidate()], complete: true, skipped: Vec::new() })
+        Ok(Listing { candidates: vec![looped_candidate()], complete: true, ..Listing::default() })
     }
 
     fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {

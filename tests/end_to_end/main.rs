@@ -3,6 +3,7 @@
 //! One test binary, so the component is compiled once per run.
 
 mod bad_input;
+mod bad_paths;
 mod cli;
 mod common;
 mod corpus;

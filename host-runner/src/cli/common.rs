@@ -2,17 +2,19 @@
 //! registry, paths and output helpers.
 
 use std::borrow::Cow;
-use std::io::{self, IsTerminal};
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::Value;
 use skill_host::message::single_text;
 use skill_host::providers::local::{LocalProvider, LocalRoots};
 use skill_host::providers::remote::{IndexUrl, RemoteProvider};
+use skill_host::session::LockWait;
 use skill_host::{EMBEDDED_PLUGIN, HostError, OutputLimits, Plugin, SandboxLimits, SkillRegistry};
 
 /// Options accepted before or after any command.
@@ -24,21 +26,25 @@ pub struct GlobalOptions {
     /// Plugin configuration (a JSON object), e.g. {"catalogDescriptionMaxLength": 200}.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Deadline of one plugin call, in milliseconds.
-    #[arg(long, global = true, value_name = "N", default_value_t = 1000)]
+    /// Deadline of one plugin call, in milliseconds (at least 1).
+    #[arg(long, global = true, value_name = "N", default_value_t = 1000, value_parser = at_least_one())]
     pub timeout_ms: u64,
-    /// Memory cap of one plugin call, in MiB.
-    #[arg(long, global = true, value_name = "N", default_value_t = 64)]
+    /// Memory cap of one plugin call, in MiB (at least 1).
+    #[arg(long, global = true, value_name = "N", default_value_t = 64, value_parser = at_least_one_usize())]
     pub memory_mb: usize,
-    /// The most messages one pre-step may add to those proposed.
-    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_added_messages)]
+    /// The most messages one pre-step may add to those proposed (at least 1).
+    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_added_messages, value_parser = at_least_one_usize())]
     pub max_added_messages: usize,
-    /// The most bytes of any one text a plugin call returns.
-    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_text_bytes)]
+    /// The most bytes of any one text a plugin call returns (at least 1).
+    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_text_bytes, value_parser = at_least_one_usize())]
     pub max_text_bytes: usize,
-    /// The most bytes of all the texts one plugin call returns.
-    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_output_bytes)]
+    /// The most bytes of all the texts one plugin call returns (at least 1).
+    #[arg(long, global = true, value_name = "N", default_value_t = OutputLimits::default().max_output_bytes, value_parser = at_least_one_usize())]
     pub max_output_bytes: usize,
+    /// How long to wait for a session file another process holds locked, in
+    /// milliseconds, before giving up.
+    #[arg(long, global = true, value_name = "N", default_value_t = 10_000)]
+    pub lock_timeout_ms: u64,
     /// A folder of skills (a `custom` root, rank 300); repeat for more, in
     /// precedence order.
     #[arg(long = "skills-dir", global = true, value_name = "DIR")]
@@ -48,8 +54,48 @@ pub struct GlobalOptions {
     pub bundled_dir: Option<PathBuf>,
     /// A remote skill index (`{"skills":[…]}` over HTTP; provider `remote`,
     /// rank 350); repeat for more.
-    #[arg(long, global = true, value_name = "INDEX_URL")]
+    #[arg(long, global = true, value_name = "INDEX_URL", value_parser = IndexUrlParser)]
     pub remote: Vec<IndexUrl>,
+}
+
+/// Largest `--config` file read, in bytes.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Largest `--plugin` component read, in bytes.
+const MAX_PLUGIN_BYTES: u64 = 256 * 1024 * 1024;
+
+/// A count that must be positive: a zero deadline, memory cap or output
+/// cap would refuse every call, so it is refused once, as a usage error.
+fn at_least_one() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..)
+}
+
+/// [`at_least_one`] for `usize` options.
+fn at_least_one_usize() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..)
+}
+
+/// `--remote`: an [`IndexUrl`], whose usage error never repeats what was
+/// typed (clap's own would quote the value, credentials and all).
+#[derive(Clone)]
+struct IndexUrlParser;
+
+impl clap::builder::TypedValueParser for IndexUrlParser {
+    type Value = IndexUrl;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        _argument: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<IndexUrl, clap::Error> {
+        let refuse = |reason: String| {
+            let message = format!("invalid value for '--remote <INDEX_URL>': {reason}\n");
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, message).with_cmd(command)
+        };
+        let text = value.to_str().ok_or_else(|| refuse("the index URL is not valid UTF-8".to_owned()))?;
+        text.parse().map_err(refuse)
+    }
 }
 
 impl GlobalOptions {
@@ -70,19 +116,30 @@ impl GlobalOptions {
     /// The component to run: `--plugin`, else the embedded one.
     pub fn component(&self) -> Result<Vec<u8>> {
         match &self.plugin {
-            Some(path) => std::fs::read(path).with_context(|| format!("cannot read plugin {}", path.display())),
+            Some(path) => read_input(path, "plugin", MAX_PLUGIN_BYTES),
             None => Ok(EMBEDDED_PLUGIN.to_vec()),
         }
     }
 
     /// The `--config` file's text, if given.
     pub fn config(&self) -> Result<Option<String>> {
-        self.config
-            .as_deref()
-            .map(|path| {
-                std::fs::read_to_string(path).with_context(|| format!("cannot read configuration {}", path.display()))
-            })
-            .transpose()
+        self.config.as_deref().map(|path| read_text_input(path, "configuration", MAX_CONFIG_BYTES)).transpose()
+    }
+
+    /// How a session file another process holds locked is waited for.
+    pub fn lock_wait(&self) -> LockWait {
+        LockWait { timeout: Some(Duration::from_millis(self.lock_timeout_ms)), on_wait: Some(say_waiting) }
+    }
+
+    /// Warns about each skill folder given on the command line that is not
+    /// a directory: a typo would otherwise just find no skills.
+    pub fn warn_missing_dirs(&self) {
+        let given = self.skills_dirs.iter().map(|dir| ("--skills-dir", dir));
+        for (option, dir) in given.chain(self.bundled_dir.iter().map(|dir| ("--bundled-dir", dir))) {
+            if !dir.is_dir() {
+                warn(&format!("{option} {} is not a directory; no skills come from it", dir.display()));
+            }
+        }
     }
 
     /// The plugin, compiled (or loaded precompiled from the user's cache)
@@ -120,11 +177,103 @@ pub fn absolute(path: &Path) -> Result<String> {
     absolute.to_str().map(str::to_owned).with_context(|| format!("{} is not valid UTF-8", absolute.display()))
 }
 
+/// `--cwd` as an absolute path string; it must name a directory (a typo
+/// would otherwise find no project skills, and `step` would record it in a
+/// new session's header).
+pub fn working_directory(cwd: &Path) -> Result<String> {
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => absolute(cwd),
+        Ok(_) => Err(UsageError(format!("--cwd {} is not a directory", cwd.display())).into()),
+        Err(error) => Err(UsageError(format!("--cwd {}: {error}", cwd.display())).into()),
+    }
+}
+
+/// A command line that names something unusable (exit 2, as clap's own
+/// usage errors).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// `--cwd` if given (see [`working_directory`]), else the current directory.
+pub fn cwd_or_current(cwd: Option<&Path>) -> Result<String> {
+    match cwd {
+        Some(cwd) => working_directory(cwd),
+        None => absolute(Path::new(".")),
+    }
+}
+
+/// Reads a file the user named, refusing what is not a regular file (a
+/// device would never end) and anything over `cap` bytes.
+pub fn read_input(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
+    let file = File::open(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let meta = file.metadata().with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("cannot read {what} {}: not a regular file", path.display());
+    }
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if bytes.len() as u64 > cap {
+        bail!("cannot read {what} {}: larger than the {} MiB limit", path.display(), cap / (1024 * 1024));
+    }
+    Ok(bytes)
+}
+
+/// [`read_input`] for a UTF-8 text.
+pub fn read_text_input(path: &Path, what: &str, cap: u64) -> Result<String> {
+    String::from_utf8(read_input(path, what, cap)?)
+        .map_err(|error| anyhow::anyhow!("cannot read {what} {}: {}", path.display(), error.utf8_error()))
+}
+
+/// Prints one warning line on stderr. A closed or failing stderr loses the
+/// warning, never the command.
+pub fn warn(warning: &str) {
+    let _ = writeln!(io::stderr().lock(), "warning: {}", for_stderr(warning));
+}
+
 /// Prints each warning on stderr.
 pub fn warn_all(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {}", for_stderr(warning));
+        warn(warning);
     }
+}
+
+/// The notice printed when a session file is locked by another process.
+fn say_waiting(path: &Path) {
+    let notice = format!("waiting for session log {}: another process holds its lock", path.display());
+    let _ = writeln!(io::stderr().lock(), "{}", for_stderr(&notice));
+}
+
+/// Stdout refused the command's output. A closed stdout (`| head`) ends the
+/// command quietly; anything else is an error that says whether the session
+/// already recorded what was being printed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the output: {cause}{}", recorded.as_deref().map(|what| format!("; {what}")).unwrap_or_default())]
+pub struct OutputError {
+    /// Named in the text, so not a `source` (the chain would repeat it).
+    cause: io::Error,
+    recorded: Option<String>,
+}
+
+impl OutputError {
+    /// Whether stdout was closed by its reader (exit quietly).
+    pub fn is_closed_pipe(&self) -> bool {
+        self.cause.kind() == io::ErrorKind::BrokenPipe
+    }
+}
+
+/// Writes `text` to stdout ([`for_stdout`]) and flushes. `recorded` says
+/// what the session already holds of it, for the error if stdout fails.
+pub fn print_out(text: &str, recorded: Option<String>) -> Result<(), OutputError> {
+    let mut stdout = io::stdout().lock();
+    stdout
+        .write_all(for_stdout(text).as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|cause| OutputError { cause, recorded })
+}
+
+/// [`print_out`] with a newline after `text`.
+pub fn print_line(text: &str, recorded: Option<String>) -> Result<(), OutputError> {
+    print_out(&format!("{text}\n"), recorded)
 }
 
 /// `text` as it may reach a terminal: control characters other than newline,
@@ -174,13 +323,18 @@ pub fn pretty(value: &Value) -> String {
 }
 
 /// The error as one line, its causes `: `-separated like anyhow's `{:#}`,
-/// except below a [`HostError`] whose text already names its cause
-/// (loading, the ticker thread and trap errors): their source is for code
-/// to inspect, and printing it again would repeat it.
+/// each named once: a cause whose text its parent already ends with is
+/// left out (`session log x: opening: Is a directory` is not followed by
+/// `opening: Is a directory`), and nothing is printed below a [`HostError`]
+/// whose text already names its cause (loading, the ticker thread and trap
+/// errors): their source is for code to inspect.
 pub fn one_line(error: &anyhow::Error) -> String {
-    let mut parts = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
     for cause in error.chain() {
-        parts.push(cause.to_string());
+        let text = cause.to_string();
+        if !parts.last().is_some_and(|parent| parent.ends_with(&text)) {
+            parts.push(text);
+        }
         let names_its_cause = matches!(
             cause.downcast_ref::<HostError>(),
             Some(
@@ -212,5 +366,16 @@ mod tests {
         // A CRLF line ending is left alone; DEL and C1 controls are not.
         assert_eq!(terminal_safe("line\r\nend\u{7f}"), "line\r\nend\\u{7f}");
         assert!(matches!(terminal_safe("plain text, «ünïcödé», tab\tand\nnewline"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn each_cause_is_named_once() {
+        let io = io::Error::new(io::ErrorKind::IsADirectory, "opening or creating: Is a directory (os error 21)");
+        let session = skill_host::session::SessionError::Io { path: PathBuf::from("/s"), source: io };
+        let error = anyhow::Error::new(session).context("cannot step");
+        assert_eq!(one_line(&error), "cannot step: session log /s: opening or creating: Is a directory (os error 21)");
+        // A cause that says something new is kept.
+        let error = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(one_line(&error), "outer: inner");
     }
 }

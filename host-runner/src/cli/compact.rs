@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 use skill_host::session::SessionLog;
 
-use super::common::warn_all;
+use super::common::{GlobalOptions, warn_all};
 
 /// Hide the whole visible conversation behind a summary message.
 #[derive(Args)]
@@ -18,8 +18,8 @@ pub struct CompactArgs {
 }
 
 impl CompactArgs {
-    pub fn run(self) -> Result<u8> {
-        let mut log = SessionLog::open(&self.session)?;
+    pub fn run(self, global: &GlobalOptions) -> Result<u8> {
+        let mut log = SessionLog::open_waiting(&self.session, global.lock_wait())?;
         warn_all(log.warnings());
         log.compact(COMPACTION_SUMMARY)?;
         Ok(0)

@@ -1,11 +1,11 @@
 //! `expand`: Pi's explicit `/skill:NAME args` command.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
 
-use super::common::{GlobalOptions, absolute, for_stdout};
+use super::common::{GlobalOptions, cwd_or_current, print_out, warn_all};
 
 /// Expand a `/skill:NAME [ARGS]` text into the skill's instructions (other text is printed unchanged).
 #[derive(Args)]
@@ -19,9 +19,12 @@ pub struct ExpandArgs {
 
 impl ExpandArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
-        let cwd = absolute(self.cwd.as_deref().unwrap_or(Path::new(".")))?;
+        let cwd = cwd_or_current(self.cwd.as_deref())?;
         let plugin = global.load_plugin()?;
-        print!("{}", for_stdout(&plugin.expand(&global.registry(), Some(&cwd), &self.text)?));
+        let registry = global.registry();
+        let expanded = plugin.expand(&registry, Some(&cwd), &self.text);
+        warn_all(&registry.last_incomplete_warnings());
+        print_out(&expanded?, None)?;
         Ok(0)
     }
 }

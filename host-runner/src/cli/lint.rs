@@ -1,6 +1,7 @@
 //! `lint`: check skill files against the Agent Skills specification and this
 //! project's rules.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -8,7 +9,7 @@ use clap::Args;
 use skill_host::lint::{Finding, LintReport, Severity, lint_path, lint_root};
 use skill_host::providers::local::LocalProvider;
 
-use super::common::{GlobalOptions, absolute, for_stdout};
+use super::common::{GlobalOptions, cwd_or_current, print_out};
 
 /// Exit code when a finding is an error.
 const EXIT_LINT_ERRORS: u8 = 1;
@@ -31,7 +32,7 @@ impl LintArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
         let mut report = LintReport::default();
         if self.paths.is_empty() {
-            let cwd = absolute(self.cwd.as_deref().unwrap_or(Path::new(".")))?;
+            let cwd = cwd_or_current(self.cwd.as_deref())?;
             let provider = LocalProvider::new(global.local_roots());
             for root in provider.roots_for(Some(Path::new(&cwd))) {
                 match std::fs::metadata(&root.path) {
@@ -57,11 +58,11 @@ impl LintArgs {
                 report.extend(lint_path(path).with_context(|| format!("cannot lint {}", path.display()))?);
             }
         }
-        for finding in &report.findings {
-            println!("{}", for_stdout(&finding.to_string()));
-        }
+        let findings: String = report.findings.iter().map(|finding| format!("{finding}\n")).collect();
+        print_out(&findings, None)?;
         let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr().lock(),
             "{}: {}, {}",
             plural(report.files, "skill file"),
             plural(report.count(Severity::Error), "error"),

@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::json;
 use skill_host::{SessionLog, ToolOutcome, record_tool_result};
 
-use super::common::{GlobalOptions, absolute, for_stdout, warn_all};
+use super::common::{GlobalOptions, absolute, print_line, warn_all, working_directory};
 
 /// Exit code of a `load` whose tool call failed.
 const EXIT_TOOL_ERROR: u8 = 1;
@@ -30,34 +30,44 @@ pub struct LoadArgs {
 
 impl LoadArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
-        let log = self.session.as_deref().map(|path| SessionLog::open_or_create(path, None)).transpose()?;
+        // Everything that can be refused is, before the session is touched.
+        let cwd = self.cwd.as_deref().map(working_directory).transpose()?;
+        let plugin = global.load_plugin()?;
+        let registry = global.registry();
+        let log = self
+            .session
+            .as_deref()
+            .map(|path| SessionLog::open_or_create_waiting(path, cwd.as_deref(), global.lock_wait()))
+            .transpose()?;
         if let Some(log) = &log {
             warn_all(log.warnings());
         }
-        let cwd = match &self.cwd {
-            Some(cwd) => Some(absolute(cwd)?),
+        let cwd = match cwd {
+            Some(cwd) => Some(cwd),
             None => log.as_ref().and_then(|log| log.header().cwd.clone()).or(Some(absolute(Path::new("."))?)),
         };
-        let plugin = global.load_plugin()?;
-        let registry = global.registry();
         let arguments = json!({ "name": self.name }).to_string();
-        let outcome = plugin.invoke(&registry, cwd.as_deref(), &arguments)?;
+        let outcome = plugin.invoke(&registry, cwd.as_deref(), &arguments);
+        warn_all(&registry.last_incomplete_warnings());
+        let outcome = outcome?;
+        let mut recorded = None;
         if let Some(mut log) = log {
             record_tool_result(&mut log, &outcome)?;
+            recorded = Some(format!("the tool result is recorded in session log {}", self.session_shown()));
         }
-        if self.json {
-            match &outcome {
-                ToolOutcome::Success { value, text } => {
-                    println!("{}", for_stdout(&json!({"ok": value, "text": text}).to_string()));
-                }
-                ToolOutcome::Error { text } => println!("{}", for_stdout(&json!({ "error": text }).to_string())),
-            }
-        } else {
-            println!("{}", for_stdout(outcome.text()));
-        }
+        let text = match (&outcome, self.json) {
+            (ToolOutcome::Success { value, text }, true) => json!({"ok": value, "text": text}).to_string(),
+            (ToolOutcome::Error { text }, true) => json!({ "error": text }).to_string(),
+            (outcome, false) => outcome.text().to_owned(),
+        };
+        print_line(&text, recorded)?;
         Ok(match outcome {
             ToolOutcome::Success { .. } => 0,
             ToolOutcome::Error { .. } => EXIT_TOOL_ERROR,
         })
+    }
+
+    fn session_shown(&self) -> String {
+        self.session.as_deref().map(|path| path.display().to_string()).unwrap_or_default()
     }
 }

@@ -6,7 +6,10 @@ use super::scenario::Scenario;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::common::{GlobalOptions, for_stdout, pretty};
+use super::common::{GlobalOptions, pretty, print_line, read_text_input};
+
+/// Largest scenario file read, in bytes.
+const MAX_SCENARIO_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Run a scenario file against in-memory providers.
 #[derive(Args)]
@@ -17,8 +20,7 @@ pub struct ReplayArgs {
 
 impl ReplayArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
-        let text = std::fs::read_to_string(&self.scenario)
-            .with_context(|| format!("cannot read scenario {}", self.scenario.display()))?;
+        let text = read_text_input(&self.scenario, "scenario", MAX_SCENARIO_BYTES)?;
         let mut parsed = Scenario::parse(&text).with_context(|| format!("scenario {}", self.scenario.display()))?;
         // The scenario's own configuration wins over --config.
         if parsed.config.is_none() {
@@ -26,7 +28,7 @@ impl ReplayArgs {
         }
         let cache = skill_host::component_cache::default_dir();
         let output = parsed.replay(&global.component()?, global.limits(), cache.as_deref())?;
-        println!("{}", for_stdout(&pretty(&output)));
+        print_line(&pretty(&output), None)?;
         Ok(0)
     }
 }

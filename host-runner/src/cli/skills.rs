@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use skill_host::RegistrySnapshot;
 
-use super::common::{GlobalOptions, absolute, for_stdout, warn_all};
+use super::common::{GlobalOptions, cwd_or_current, print_line, print_out, warn_all};
 
 /// List every discovered skill, shadowed duplicate and skipped file.
 #[derive(Args)]
@@ -22,14 +22,14 @@ pub struct SkillsArgs {
 
 impl SkillsArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
-        let cwd = absolute(self.cwd.as_deref().unwrap_or(Path::new(".")))?;
+        let cwd = cwd_or_current(self.cwd.as_deref())?;
         let registry = global.registry();
         let snapshot = registry.snapshot(Some(Path::new(&cwd)));
         warn_all(&snapshot.warnings);
         if self.json {
-            println!("{}", for_stdout(&skills_json(&snapshot).to_string()));
+            print_line(&skills_json(&snapshot).to_string(), None)?;
         } else {
-            print!("{}", for_stdout(&skills_table(&snapshot)));
+            print_out(&skills_table(&snapshot), None)?;
         }
         Ok(0)
     }
@@ -111,7 +111,7 @@ fn skills_table(snapshot: &RegistrySnapshot) -> String {
         out.push_str(&format!("skipped: {}: {}\n", skipped.path.display(), skipped.reason));
     }
     if !snapshot.complete {
-        out.push_str("incomplete: some skill state could not be read (see warnings)\n");
+        out.push_str("incomplete: some skill state could not be read (see the warnings on stderr)\n");
     }
     out
 }

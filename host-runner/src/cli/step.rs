@@ -11,7 +11,7 @@ use skill_host::message;
 use skill_host::session::SessionLog;
 use skill_host::{Decision, StepInput, StepOutcome, ToolView, run_step};
 
-use super::common::{GlobalOptions, absolute, for_stdout, message_text, warn_all};
+use super::common::{GlobalOptions, message_text, print_line, warn_all, working_directory};
 
 /// Run one pre-step for a session and append what it decides.
 #[derive(Args)]
@@ -41,24 +41,28 @@ fn tool_view_parser() -> impl TypedValueParser<Value = ToolView> {
 
 impl StepArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
-        let cwd = self.cwd.as_deref().map(absolute).transpose()?;
-        let log = SessionLog::open_or_create(&self.session, cwd.as_deref())?;
-        warn_all(log.warnings());
-        let cwd = cwd.or_else(|| log.header().cwd.clone());
+        // Everything that can be refused is, before the session is touched.
+        let cwd = self.cwd.as_deref().map(working_directory).transpose()?;
         let plugin = global.load_plugin()?;
         let registry = global.registry();
+        let log = SessionLog::open_or_create_waiting(&self.session, cwd.as_deref(), global.lock_wait())?;
+        warn_all(log.warnings());
+        let cwd = cwd.or_else(|| log.header().cwd.clone());
         let session = Arc::new(Mutex::new(log));
         let input = StepInput { cwd: cwd.map(Arc::from), tool_view: self.tool_view, abort: None, preview: false };
         let proposed = self.messages.iter().map(|text| message::user_message(message::user_source(), text)).collect();
-        let outcome = run_step(&plugin, &registry, &session, &input, Decision::Enter(proposed))?;
-        let StepOutcome::Decided(Decision::Enter(messages)) = outcome else {
-            anyhow::bail!("the pre-step did not enter the step: {outcome:?}");
+        let outcome = run_step(&plugin, &registry, &session, &input, Decision::Enter(proposed));
+        warn_all(&registry.last_incomplete_warnings());
+        let StepOutcome::Decided(Decision::Enter(messages)) = outcome? else {
+            anyhow::bail!("the pre-step did not enter the step");
         };
+        let recorded = (!messages.is_empty())
+            .then(|| format!("the step's messages are recorded in session log {}", self.session.display()));
         if self.json {
-            println!("{}", for_stdout(&json!({"kind": "enter", "messages": messages}).to_string()));
+            print_line(&json!({"kind": "enter", "messages": messages}).to_string(), recorded)?;
         } else if !messages.is_empty() {
             let texts: Vec<String> = messages.iter().map(message_text).collect();
-            println!("{}", for_stdout(&texts.join("\n\n")));
+            print_line(&texts.join("\n\n"), recorded)?;
         }
         Ok(0)
     }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::registry::{ProviderDeadline, SkillRegistry};
+use crate::registry::{ProviderDeadline, RegistrySnapshot, SkillRegistry};
 use crate::session::SessionLog;
 
 pub(crate) use session::content_to_wit;
@@ -36,7 +36,16 @@ pub(crate) struct CallContext {
     /// When the registry's providers must have answered; set by the sandbox
     /// for every call from the call's own deadline.
     pub deadline: CallDeadline,
+    /// The registry's listing this call saw first: every later question of
+    /// the call is answered from it, so one call sees one list, and a
+    /// provider that did not answer it is not waited for again.
+    pub listed: Option<Arc<RegistrySnapshot>>,
 }
+
+/// The part of a call's provider window that listing may take: the rest is
+/// left for loading the skill listed, so a provider that never answers the
+/// listing cannot leave the one that did answer no time to load.
+const LISTING_SHARE: (u32, u32) = (3, 4);
 
 /// When a call's providers must have answered.
 #[derive(Clone, Copy, Default)]
@@ -92,6 +101,26 @@ impl CallContext {
     fn provider_deadline(&self) -> ProviderDeadline {
         let deadline = self.deadline.instant().map_or_else(ProviderDeadline::unbounded, ProviderDeadline::until);
         deadline.with_abort(self.abort.clone())
+    }
+
+    /// The registry's listing for this call (see [`CallContext::listed`]),
+    /// taken under [`LISTING_SHARE`] of what is left of the provider window.
+    fn listing(&mut self, registry: &SkillRegistry) -> Arc<RegistrySnapshot> {
+        if let Some(listed) = &self.listed {
+            return Arc::clone(listed);
+        }
+        let limit = match self.deadline.instant() {
+            None => ProviderDeadline::unbounded(),
+            Some(deadline) => {
+                let now = Instant::now();
+                let left = deadline.saturating_duration_since(now);
+                let (part, whole) = LISTING_SHARE;
+                ProviderDeadline::until(now + left * part / whole)
+            }
+        };
+        let listed = registry.snapshot_within(self.cwd(), &limit.with_abort(self.abort.clone()));
+        self.listed = Some(Arc::clone(&listed));
+        listed
     }
 }
 

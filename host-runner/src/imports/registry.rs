@@ -3,19 +3,18 @@
 
 use crate::bindings::registry::{Host, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
-use crate::registry::{RegistryError, ResourceBase, SkillCandidate, winners_named};
+use crate::registry::{RegistryError, ResourceBase, SkillCandidate, is_skill_name};
 
 impl Host for super::CallContext {
     fn snapshot(&mut self, known: Option<u64>) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
-        let host = &*self;
-        if host.aborted() {
+        if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
-        let Some(registry) = &host.registry else {
+        let Some(registry) = self.registry.clone() else {
             return Ok(Ok(SnapshotAnswer::Changed(SkillSnapshot { complete: true, revision: 0, skills: Vec::new() })));
         };
-        let snapshot = registry.snapshot_within(host.cwd(), &host.provider_deadline());
-        if host.aborted() {
+        let snapshot = self.listing(&registry);
+        if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         // Revisions are unique in the process, so the plugin's copy of this
@@ -34,23 +33,26 @@ impl Host for super::CallContext {
         &mut self,
         name: Option<String>,
     ) -> wasmtime::Result<Result<Vec<wit::SkillSummary>, wit::RegistryError>> {
-        let host = &*self;
-        if host.aborted() {
+        if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
-        let Some(registry) = &host.registry else {
+        let Some(registry) = self.registry.clone() else {
             return Ok(Ok(Vec::new()));
         };
-        let listed = registry.list_within(host.cwd(), &host.provider_deadline());
+        let snapshot = self.listing(&registry);
         // A provider abandoned on abort failed the listing; report the abort.
-        if host.aborted() {
+        if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
-        Ok(match listed {
-            Ok(snapshot) => {
-                Ok(winners_named(&snapshot, name.as_deref()).map(|winner| summary(&winner.candidate)).collect())
-            }
-            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
+        if let Some(invalid) = &snapshot.invalid_candidate {
+            return Ok(Err(wit::RegistryError::Failed(invalid.clone())));
+        }
+        Ok(match name {
+            None => Ok(snapshot.skills.iter().map(|winner| summary(&winner.candidate)).collect()),
+            Some(name) => match snapshot.lookup(&name) {
+                Ok(winner) => Ok(winner.into_iter().map(|winner| summary(&winner.candidate)).collect()),
+                Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
+            },
         })
     }
 
@@ -58,15 +60,19 @@ impl Host for super::CallContext {
         &mut self,
         name: String,
     ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {
-        let host = &*self;
-        if host.aborted() {
+        if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
-        let Some(registry) = &host.registry else {
+        let Some(registry) = self.registry.clone() else {
             return Ok(Ok(None));
         };
-        let loaded = registry.get_within(host.cwd(), &name, &host.provider_deadline());
-        if host.aborted() {
+        // A name outside the grammar is nothing, and no provider is asked.
+        if !is_skill_name(&name) {
+            return Ok(Ok(None));
+        }
+        let snapshot = self.listing(&registry);
+        let loaded = registry.get_listed(&snapshot, self.cwd(), &name, &self.provider_deadline());
+        if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         Ok(match loaded {

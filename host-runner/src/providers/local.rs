@@ -509,6 +509,7 @@ fn skip(listing: &mut Listing, path: &Path, reason: impl Into<String>) {
 /// tells a human why.
 fn incomplete(listing: &mut Listing, path: &Path, what: &str, error: &io::Error) {
     listing.complete = false;
+    listing.problems.push(format!("{what} {}: {error}", path.display()));
     skip(listing, path, format!("{what}: {error}"));
 }
 

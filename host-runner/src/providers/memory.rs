@@ -126,7 +126,7 @@ impl SkillProvider for MemoryProvider {
             .map(|skill| self.candidate(&skill.fields))
             .collect::<Result<_, _>>()
             .map_err(ProviderError)?;
-        Ok(Listing { candidates, complete: self.complete, skipped: Vec::new() })
+        Ok(Listing { candidates, complete: self.complete, ..Listing::default() })
     }
 
     fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {

@@ -92,8 +92,9 @@ impl FromStr for IndexUrl {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let url = Url::parse(text).map_err(|error| format!("invalid index URL {text:?}: {error}"))?;
-        check_scheme(&url).map_err(|reason| format!("invalid index URL {text:?}: {reason}"))?;
+        let url =
+            Url::parse(text).map_err(|error| format!("invalid index URL {:?}: {error}", without_userinfo(text)))?;
+        check_scheme(&url).map_err(|reason| format!("invalid index URL {:?}: {reason}", shown(&url).as_str()))?;
         Ok(Self(url))
     }
 }
@@ -117,6 +118,21 @@ fn shown(url: &Url) -> Url {
     let _ = shown.set_username("");
     let _ = shown.set_password(None);
     shown
+}
+
+/// `text`, a URL that may not parse, with any user name and password in
+/// its authority replaced by `***` (the errors that quote what was typed
+/// must not quote a secret).
+fn without_userinfo(text: &str) -> String {
+    let Some(scheme_end) = text.find("://").map(|at| at + 3) else {
+        return text.to_owned();
+    };
+    let rest = &text[scheme_end..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}***{}", &text[..scheme_end], &rest[at..]),
+        None => text.to_owned(),
+    }
 }
 
 fn check_scheme(url: &Url) -> Result<(), String> {
@@ -240,6 +256,7 @@ impl SkillProvider for RemoteProvider {
         }
         for (index, reason) in failures {
             listing.complete = false;
+            listing.problems.push(format!("{index}: {reason}"));
             listing.skipped.push(SkippedFile { path: PathBuf::from(index.to_string()), reason });
         }
         Ok(listing)

@@ -58,6 +58,26 @@ pub struct RegistrySnapshot {
     /// with this text (as the reference's registry throws), and the snapshot
     /// is incomplete.
     pub invalid_candidate: Option<String>,
+    /// Providers that gave no answer in time (or on abort), each as
+    /// `skill provider "x" did not answer before the call's deadline`: any
+    /// of them might have listed a name this snapshot lacks.
+    pub unanswered: Vec<String>,
+}
+
+impl RegistrySnapshot {
+    /// The winner named `name` (found by binary search: winners are sorted
+    /// by name). A name that is missing while a provider gave no answer is
+    /// an error naming that provider: it might have had the skill, so
+    /// "unknown" would be a guess.
+    pub fn lookup(&self, name: &str) -> Result<Option<&Winner>, RegistryError> {
+        match winners_named(self, Some(name)).next() {
+            Some(winner) => Ok(Some(winner)),
+            None => match self.unanswered.first() {
+                Some(unanswered) => Err(RegistryError::Failed(unanswered.clone())),
+                None => Ok(None),
+            },
+        }
+    }
 }
 
 /// Why a registry call has no answer for the tool.
@@ -91,6 +111,8 @@ pub struct SkillRegistry {
     contents: Mutex<Contents>,
     cache: Mutex<Cache>,
     capacity: usize,
+    /// See [`SkillRegistry::last_incomplete_warnings`].
+    last_incomplete: Mutex<Vec<String>>,
 }
 
 impl Default for SkillRegistry {
@@ -111,6 +133,7 @@ impl SkillRegistry {
             contents: Mutex::new(Contents { providers: Vec::new(), runtime: Vec::new() }),
             cache: Mutex::new(Cache { generation: 0, entries: HashMap::default(), order: VecDeque::new() }),
             capacity: capacity.max(1),
+            last_incomplete: Mutex::new(Vec::new()),
         }
     }
 
@@ -253,7 +276,29 @@ impl SkillRegistry {
             return Ok(None);
         }
         let snapshot = self.list_within(cwd, limit)?;
-        let Some(winner) = snapshot.skills.iter().find(|winner| winner.candidate.name == name) else {
+        self.get_listed(&snapshot, cwd, name, limit)
+    }
+
+    /// Loads `name` from its winner in `snapshot`, a listing this registry
+    /// made for `cwd` (so that one call sees one listing: a provider that
+    /// answered it is not asked to list again before its skill is loaded).
+    /// Fails like [`SkillRegistry::list_within`] when the snapshot holds an
+    /// invalid candidate, and like [`RegistrySnapshot::lookup`] when the name
+    /// is missing while a provider gave no answer.
+    pub fn get_listed(
+        &self,
+        snapshot: &RegistrySnapshot,
+        cwd: Option<&Path>,
+        name: &str,
+        limit: &ProviderDeadline,
+    ) -> Result<Option<SkillDefinition>, RegistryError> {
+        if !is_skill_name(name) {
+            return Ok(None);
+        }
+        if let Some(invalid) = &snapshot.invalid_candidate {
+            return Err(RegistryError::Failed(invalid.clone()));
+        }
+        let Some(winner) = snapshot.lookup(name)? else {
             return Ok(None);
         };
         let definition = match winner.provider {
@@ -284,6 +329,14 @@ impl SkillRegistry {
         Ok(Some(definition))
     }
 
+    /// The warnings of the newest incomplete snapshot this registry listed
+    /// (for a command line that acts on whatever its plugin call listed and
+    /// says why the view was incomplete); empty when every listing so far
+    /// was complete.
+    pub fn last_incomplete_warnings(&self) -> Vec<String> {
+        lock(&self.last_incomplete).clone()
+    }
+
     fn collect(&self, cwd: Option<&Path>, limit: &ProviderDeadline) -> RegistrySnapshot {
         let (providers, runtime) = {
             let contents = lock(&self.contents);
@@ -293,6 +346,7 @@ impl SkillRegistry {
         let mut warnings = Vec::new();
         let mut skipped = Vec::new();
         let mut invalid_candidate = None;
+        let mut unanswered_providers = Vec::new();
         // (rank, provider order, local order) decides duplicates; runtime skills
         // come before every provider at equal rank, sorted by name.
         let mut ranked: Vec<(i64, i64, usize, Winner)> = Vec::new();
@@ -322,6 +376,7 @@ impl SkillRegistry {
                 Err(unanswered) => {
                     complete = false;
                     warnings.push(format!("skill provider \"{}\" skipped: {unanswered}", provider.name()));
+                    unanswered_providers.push(format!("skill provider \"{}\" {unanswered}", provider.name()));
                     continue;
                 }
             };
@@ -334,7 +389,10 @@ impl SkillRegistry {
                 skipped.extend(listing.skipped);
                 continue;
             }
-            complete &= listing.complete;
+            if !listing.complete {
+                complete = false;
+                warnings.push(incomplete_warning(provider.name(), &listing.problems));
+            }
             skipped.extend(listing.skipped);
             for (local, candidate) in listing.candidates.into_iter().enumerate() {
                 let rank = candidate.rank;
@@ -359,7 +417,27 @@ impl SkillRegistry {
             }
         }
         skills.sort_by(|a, b| a.candidate.name.cmp(&b.candidate.name));
-        RegistrySnapshot { complete, revision: 0, skills, shadowed, skipped, warnings, invalid_candidate }
+        if !complete {
+            *lock(&self.last_incomplete) = warnings.clone();
+        }
+        RegistrySnapshot {
+            complete,
+            revision: 0,
+            skills,
+            shadowed,
+            skipped,
+            warnings,
+            invalid_candidate,
+            unanswered: unanswered_providers,
+        }
+    }
+}
+
+/// The warning for a provider that listed incompletely: its name and why.
+fn incomplete_warning(provider: &str, problems: &[String]) -> String {
+    match problems {
+        [] => format!("skill provider \"{provider}\" listed incompletely"),
+        problems => format!("skill provider \"{provider}\" listed incompletely: {}", problems.join("; ")),
     }
 }
 

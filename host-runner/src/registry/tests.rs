@@ -181,3 +181,25 @@ fn a_providers_load_failure_carries_its_text() {
     let registry = registry_with(vec![provider]);
     assert_eq!(registry.get(None, "a").unwrap_err(), RegistryError::Failed("permission denied".to_owned()));
 }
+
+#[test]
+fn an_incomplete_listing_is_a_warning_that_says_why() {
+    let partial = Arc::new(Fake::new("partial", &[("a", 1)]));
+    {
+        let mut listing = partial.listing.lock().unwrap();
+        let listing = listing.as_mut().unwrap();
+        listing.complete = false;
+        listing.problems = vec!["cannot read skill file /r/x.md: Input/output error (os error 5)".to_owned()];
+    }
+    let quiet = Arc::new(Fake::new("quiet", &[("b", 1)]));
+    quiet.listing.lock().unwrap().as_mut().unwrap().complete = false;
+    let registry = registry_with(vec![partial, quiet]);
+    assert!(registry.last_incomplete_warnings().is_empty(), "nothing listed yet");
+    let snapshot = registry.snapshot(None);
+    let expected = [
+        "skill provider \"partial\" listed incompletely: cannot read skill file /r/x.md: Input/output error (os error 5)",
+        "skill provider \"quiet\" listed incompletely",
+    ];
+    assert_eq!(snapshot.warnings, expected);
+    assert_eq!(registry.last_incomplete_warnings(), expected);
+}

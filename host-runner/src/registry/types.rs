@@ -101,6 +101,10 @@ pub struct Listing {
     pub complete: bool,
     /// Files that were looked at and refused, for diagnostics.
     pub skipped: Vec<SkippedFile>,
+    /// Why an incomplete listing is incomplete, one line each for a human
+    /// (`cannot read skill file /x/SKILL.md: Permission denied …`); the
+    /// registry's warning for the provider quotes them.
+    pub problems: Vec<String>,
 }
 
 /// A provider's failure, in its own words (shown to the model as

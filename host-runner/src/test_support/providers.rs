@@ -73,7 +73,7 @@ impl Fake {
     pub fn with_candidates(name: &str, candidates: Vec<SkillCandidate>) -> Self {
         Self {
             name: name.to_owned(),
-            listing: Mutex::new(Ok(Listing { candidates, complete: true, skipped: Vec::new() })),
+            listing: Mutex::new(Ok(Listing { candidates, complete: true, ..Listing::default() })),
             rename_to: None,
             load_error: None,
             lists: AtomicUsize::new(0),
@@ -226,7 +226,7 @@ impl SkillProvider for Gated {
     fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
         self.enter("list", &self.hold_lists);
         assert!(!self.panics.load(Ordering::SeqCst), "provider {} blew up", self.name);
-        Ok(Listing { candidates: self.candidates.clone(), complete: true, skipped: Vec::new() })
+        Ok(Listing { candidates: self.candidates.clone(), complete: true, ..Listing::default() })
     }
 
     fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {

@@ -33,6 +33,19 @@ fn index_urls_must_be_absolute_http() {
 }
 
 #[test]
+fn a_refused_index_url_never_quotes_its_credentials() {
+    // Unparsable: the text is quoted with the user information masked.
+    let error = "http://user:s3cret@[::1".parse::<IndexUrl>().unwrap_err();
+    assert_eq!(error, "invalid index URL \"http://***@[::1\": invalid IPv6 address");
+    // Parsed, refused scheme: the URL is shown without them.
+    let error = "ftp://user:s3cret@host/i.json".parse::<IndexUrl>().unwrap_err();
+    assert_eq!(error, "invalid index URL \"ftp://host/i.json\": the scheme must be http, not \"ftp\"");
+    // An @ in the path is not user information.
+    assert_eq!(without_userinfo("http://host/a@b"), "http://host/a@b");
+    assert_eq!(without_userinfo("not a url"), "not a url");
+}
+
+#[test]
 fn resource_base_is_the_file_urls_folder() {
     let url = |text: &str| Url::parse(text).unwrap();
     assert_eq!(folder_of(&url("http://h/skills/a/SKILL.md")), "http://h/skills/a/");

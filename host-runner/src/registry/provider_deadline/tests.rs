@@ -179,3 +179,34 @@ fn answers_within_the_budget_are_used_and_cached_and_unbounded_calls_stay_on_the
     registry.snapshot(Some(Path::new("/w")));
     assert_eq!(*quick.thread.lock().unwrap(), Some(thread::current().id()));
 }
+
+#[test]
+fn a_name_missing_while_a_provider_hung_names_that_provider_and_a_listed_one_loads_from_the_same_listing() {
+    let (slow, _entered) = Gated::named("slow", &["late"]);
+    slow.hold_lists.store(true, Ordering::SeqCst);
+    let (quick, _) = Gated::named("quick", &["a"]);
+    let registry = SkillRegistry::new();
+    registry.register_provider(slow.clone());
+    registry.register_provider(quick.clone());
+
+    let snapshot = registry.snapshot_within(None, &within(30));
+    assert_eq!(snapshot.unanswered, ["skill provider \"slow\" did not answer before the call's deadline"]);
+    // The hung provider might have had it: the lookup says which one it waited for.
+    let missing = snapshot.lookup("late");
+    assert_eq!(missing, Err(RegistryError::Failed(snapshot.unanswered[0].clone())));
+    // A name the listing has is loaded from it, without listing again.
+    let lists_before = quick.calls.load(Ordering::SeqCst);
+    let loaded = registry.get_listed(&snapshot, None, "a", &within(2_000)).unwrap().unwrap();
+    assert_eq!(loaded.summary.name, "a");
+    assert_eq!(quick.calls.load(Ordering::SeqCst), lists_before + 1, "one load, no second listing");
+    assert_eq!(
+        registry.get_listed(&snapshot, None, "late", &within(2_000)),
+        Err(RegistryError::Failed("skill provider \"slow\" did not answer before the call's deadline".to_owned()))
+    );
+    assert_eq!(
+        registry.last_incomplete_warnings(),
+        ["skill provider \"slow\" skipped: did not answer before the call's deadline"]
+    );
+    slow.open_gate();
+    wait_until_no_overdue(&registry, 0);
+}

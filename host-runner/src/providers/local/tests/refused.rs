@@ -178,6 +178,9 @@ fn unreadable_skill_file_makes_the_listing_incomplete() {
     assert_eq!(names(&listing), ["kept"]);
     assert_eq!(listing.skipped[0].path, root.join("mem.md"));
     assert!(listing.skipped[0].reason.starts_with("cannot read skill file: "), "{:?}", listing.skipped);
+    // Why it is incomplete, for the registry's warning: what, where, why.
+    let problem = format!("cannot read skill file {}: ", root.join("mem.md").display());
+    assert!(listing.problems.len() == 1 && listing.problems[0].starts_with(&problem), "{:?}", listing.problems);
 }
 
 #[cfg(unix)]
