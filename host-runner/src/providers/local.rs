@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::frontmatter::parse_skill_file;
 use crate::registry::{
-    Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider, SkippedFile,
+    Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider, SkippedFile, body_digest,
 };
 
 /// The provider's registered name.
@@ -243,6 +243,7 @@ impl SkillProvider for LocalProvider {
                 rank: candidate.rank,
                 path: Some(path.clone()),
                 metadata: parsed.metadata,
+                body_digest: Some(body_digest(&parsed.body)),
             },
             content: parsed.body,
         }))
@@ -397,6 +398,7 @@ fn read_candidate(root: &SkillRoot, file: &Path, base: &Path, listing: &mut List
         rank: root.rank,
         path: Some(file.to_path_buf()),
         metadata: parsed.metadata,
+        body_digest: Some(body_digest(&parsed.body)),
     })
 }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::registry::ResourceBaseJson;
 use crate::registry::{
-    InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider,
+    InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider, body_digest,
 };
 
 /// The rank of a scenario skill that names none.
@@ -94,6 +94,10 @@ impl MemoryProvider {
             rank,
             path: None,
             metadata: None,
+            body_digest: match fields.get("content") {
+                Some(Value::String(content)) => Some(body_digest(content)),
+                _ => None,
+            },
         })
     }
 }

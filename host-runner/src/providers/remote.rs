@@ -47,7 +47,7 @@ use url::Url;
 use super::frontmatter::parse_skill_file;
 use crate::registry::{
     InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider,
-    SkippedFile, is_skill_name,
+    SkippedFile, body_digest, is_skill_name,
 };
 
 /// The provider's registered name.
@@ -299,6 +299,7 @@ impl SkillProvider for RemoteProvider {
                 rank: candidate.rank,
                 path: candidate.path.clone(),
                 metadata: parsed.metadata,
+                body_digest: Some(body_digest(&parsed.body)),
             },
             content: parsed.body,
         }))
@@ -381,6 +382,8 @@ fn candidate(index: &Url, entry: &Value) -> Result<SkillCandidate, (Option<Strin
         // where `load` fetches from.
         path: Some(PathBuf::from(url.to_string())),
         metadata: None,
+        // Known only once the file is fetched.
+        body_digest: None,
     })
 }
 

@@ -1,6 +1,6 @@
 //! Runtime (embedded) skills: registered by the host itself, served from memory.
 
-use super::types::{InvocationPolicy, ResourceBase, SkillCandidate, SkillDefinition, is_skill_name};
+use super::types::{InvocationPolicy, ResourceBase, SkillCandidate, SkillDefinition, body_digest, is_skill_name};
 
 /// The provider name of runtime skills.
 pub const RUNTIME_PROVIDER: &str = "runtime";
@@ -65,6 +65,7 @@ impl RuntimeSkill {
             rank: RUNTIME_RANK,
             path: None,
             metadata: None,
+            body_digest: Some(body_digest(&self.content)),
         }
     }
 

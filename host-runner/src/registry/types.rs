@@ -71,6 +71,24 @@ pub struct SkillCandidate {
     pub path: Option<PathBuf>,
     /// Free-form metadata, kept only when it is a mapping.
     pub metadata: Option<serde_json::Value>,
+    /// What identifies the skill's current body, as its provider knows it
+    /// when listing (see [`body_digest`]): equal digests from one provider
+    /// mean the same instructions. `None` when the provider cannot tell
+    /// without loading the skill.
+    pub body_digest: Option<String>,
+}
+
+/// The digest of a skill body: `sha256:` and the SHA-256 of its UTF-8
+/// bytes in lowercase hex.
+pub fn body_digest(body: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let hash = Sha256::digest(body.as_bytes());
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
+    for byte in hash {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
 }
 
 /// A skill's full definition, as a provider loads it.
@@ -128,3 +146,11 @@ pub trait SkillProvider: Send + Sync {
 }
 
 pub use skill_rules::is_skill_name;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_body_digest_is_sha256_in_lowercase_hex() {
+        assert_eq!(super::body_digest(""), "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    }
+}

@@ -30,6 +30,7 @@ pub fn ranked(provider: &str, name: &str, rank: i64) -> SkillCandidate {
         rank,
         path: None,
         metadata: None,
+        body_digest: None,
     }
 }
 

@@ -42,6 +42,22 @@ fn list(provider: &LocalProvider, cwd: Option<&Path>) -> Listing {
 }
 
 #[test]
+fn a_listed_digest_is_the_sha256_of_the_body_and_the_load_agrees() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(&tmp.path().join("one.md"), "---\nname: one\ndescription: d\n---\nBody.\n");
+    let provider = custom(&[tmp.path()]);
+    let listed = list(&provider, None).candidates.remove(0);
+    // sha256("Body.\n"): the body as the tool returns it, not the frontmatter.
+    let body = parse_skill_file("---\nname: one\ndescription: d\n---\nBody.\n").unwrap().body;
+    assert_eq!(listed.body_digest, Some(body_digest(&body)));
+    let loaded = provider.load(None, &listed).unwrap().unwrap();
+    assert_eq!(loaded.summary.body_digest, listed.body_digest);
+    // A changed description alone leaves the body's digest as it was.
+    write(&tmp.path().join("one.md"), "---\nname: one\ndescription: other\n---\nBody.\n");
+    assert_eq!(list(&provider, None).candidates[0].body_digest, listed.body_digest);
+}
+
+#[test]
 fn name_is_local() {
     assert_eq!(custom(&[]).name(), "local");
 }
@@ -71,6 +87,9 @@ fn lists_folder_and_flat_skills_with_their_resource_bases() {
                 rank: 300,
                 path: Some(root.join("flat-skill.md")),
                 metadata: None,
+                body_digest: Some(body_digest(
+                    &parse_skill_file(&skill_text("flat-skill", "A flat skill.")).unwrap().body
+                )),
             },
             SkillCandidate {
                 name: "folder-skill".into(),
@@ -85,6 +104,9 @@ fn lists_folder_and_flat_skills_with_their_resource_bases() {
                 rank: 300,
                 path: Some(root.join("folder-skill/SKILL.md")),
                 metadata: None,
+                body_digest: Some(body_digest(
+                    &parse_skill_file(&skill_text("folder-skill", "A folder skill.")).unwrap().body
+                )),
             },
         ]
     );

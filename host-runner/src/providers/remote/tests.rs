@@ -82,6 +82,7 @@ fn lists_an_index_with_absolute_and_relative_urls() {
             rank: 350,
             path: Some(PathBuf::from(server.url("/skills/relative/SKILL.md"))),
             metadata: None,
+            body_digest: None,
         }
     );
     assert_eq!(listing.candidates[1].path, Some(PathBuf::from(server.url("/elsewhere/rooted/SKILL.md"))));
