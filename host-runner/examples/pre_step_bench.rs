@@ -342,6 +342,7 @@ mod native {
 
     fn summary(skill: &skill_host::SkillCandidate) -> core::SkillSummary {
         core::SkillSummary {
+            body_digest: None,
             name: skill.name.clone(),
             description: skill.description.clone(),
             invocation: core::InvocationPolicy {
@@ -381,6 +382,7 @@ mod native {
             Ok(definition.map(|definition| {
                 let skill = summary(&definition.summary);
                 core::SkillDefinition {
+                    body_digest: None,
                     name: skill.name,
                     description: skill.description,
                     invocation: skill.invocation,

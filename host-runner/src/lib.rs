@@ -47,7 +47,7 @@ mod step;
 pub mod test_support;
 
 pub use error::HostError;
-pub use plugin::{Decision, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};
+pub use plugin::{Decision, LoadedSkill, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};
 pub use registry::{
     DEFAULT_CACHE_CAPACITY, InvocationPolicy, Listing, MAX_OVERDUE, ProviderDeadline, ProviderError, RUNTIME_PROVIDER,
     RUNTIME_RANK, RegistryError, RegistrySnapshot, ResourceBase, ResourceBaseJson, RuntimeSkill, Shadowed,

@@ -53,6 +53,22 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
+/// Which body a successful `skill` call returned, recorded with the result
+/// in the session when the plugin asks (its `loadedSkills` configuration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedSkill {
+    /// The skill's name (the value's).
+    pub name: String,
+    /// The provider that served it (the value's).
+    pub provider: String,
+    /// The body's digest, as the registry gave it.
+    pub body_digest: Option<String>,
+}
+
+/// The longest body digest a plugin may hand back (`sha256:` and 64 hex
+/// digits is 71).
+const MAX_DIGEST_BYTES: usize = 128;
+
 /// The result of a `skill` call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutcome {
@@ -62,6 +78,8 @@ pub enum ToolOutcome {
         value: Value,
         /// The rendered text.
         text: String,
+        /// What to record of the load, when the plugin asks.
+        loaded: Option<LoadedSkill>,
     },
     /// The model sees `text` (`Error: …`).
     Error {
@@ -260,7 +278,12 @@ impl Plugin {
                         .expect("a resource base is a JSON object");
                 }
                 value["content"] = Value::String(result.content);
-                ToolOutcome::Success { value, text: success.text }
+                let loaded = success.loaded.map(|loaded| LoadedSkill {
+                    name: loaded.name,
+                    provider: loaded.provider,
+                    body_digest: loaded.body_digest,
+                });
+                ToolOutcome::Success { value, text: success.text, loaded }
             }
             Err(text) => ToolOutcome::Error { text },
         })
@@ -311,6 +334,21 @@ fn validate_tool_result(
     }
     if value.provider.is_empty() {
         return Err(invalid(format!("the value of skill \"{}\" names no provider", value.name)));
+    }
+    if let Some(loaded) = &success.loaded {
+        if loaded.name != value.name || loaded.provider != value.provider {
+            return Err(invalid(format!(
+                "the load it records is skill \"{}\" of provider \"{}\", not the value's",
+                loaded.name, loaded.provider
+            )));
+        }
+        if let Some(digest) = &loaded.body_digest
+            && (digest.len() > MAX_DIGEST_BYTES || !digest.bytes().all(|byte| byte.is_ascii_graphic()))
+        {
+            return Err(invalid(format!(
+                "the load it records has a body digest that is not up to {MAX_DIGEST_BYTES} printable ASCII characters"
+            )));
+        }
     }
     Ok(())
 }

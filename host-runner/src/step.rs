@@ -42,6 +42,10 @@ pub fn run_step(
 /// Records a `skill` call's result in the session as DeepSeek Harness does:
 /// a `tool/result` event on the visible surface whose message carries the
 /// text the model sees, `isError` set for a tool error, and a fresh call id.
+/// When the plugin asked to record the load ([`ToolOutcome::Success`]'s
+/// `loaded`), the message's source also carries
+/// `"plugin":"dsh-tool-skill","loaded":{"name","provider","bodyDigest"?}`
+/// (docs/spec.md §3.12), which the plugin reads back in later steps.
 pub fn record_tool_result(session: &mut SessionLog, outcome: &ToolOutcome) -> Result<(), SessionError> {
     session.append_event("tool/result", tool_result_data(outcome), Some(SurfaceOp::Append))?;
     Ok(())
@@ -51,11 +55,20 @@ pub fn record_tool_result(session: &mut SessionLog, outcome: &ToolOutcome) -> Re
 fn tool_result_data(outcome: &ToolOutcome) -> Value {
     let call_id = format!("call-{}", message::new_message_id());
     let is_error = matches!(outcome, ToolOutcome::Error { .. });
+    let mut source = json!({"kind": "tool", "callId": call_id});
+    if let ToolOutcome::Success { loaded: Some(loaded), .. } = outcome {
+        let mut record = json!({"name": loaded.name, "provider": loaded.provider});
+        if let Some(digest) = &loaded.body_digest {
+            record["bodyDigest"] = Value::String(digest.clone());
+        }
+        source["plugin"] = Value::String(skill_rules::PLUGIN_NAME.to_owned());
+        source["loaded"] = record;
+    }
     json!({
         "message": {
             "id": message::new_message_id(),
             "role": "user",
-            "source": {"kind": "tool", "callId": call_id},
+            "source": source,
             "content": [{
                 "type": "tool-result",
                 "toolCallId": call_id,

@@ -20,6 +20,7 @@ fn skills(n: usize) -> Vec<SkillSummary> {
             provider: "runtime".to_owned(),
             source: "runtime".to_owned(),
             path: None,
+            body_digest: None,
         })
         .collect()
 }

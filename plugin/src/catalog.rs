@@ -198,6 +198,7 @@ mod tests {
 
     fn skill(name: &str, description: &str, model_invocable: bool) -> SkillSummary {
         SkillSummary {
+            body_digest: None,
             name: name.to_owned(),
             description: description.to_owned(),
             invocation: InvocationPolicy { model_invocable, user_invocable: true },

@@ -9,8 +9,16 @@ pub const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH: usize = skill_rules::DEFAULT_D
 pub const MAX_LENGTH_ERROR: &str =
     "tool-skill: catalogDescriptionMaxLength must be an integer greater than or equal to 3";
 
+/// The smallest `skillBodyMaxLength`: a cap below a few lines of
+/// instructions would leave the model nothing to follow.
+pub const MIN_SKILL_BODY_MAX_LENGTH: usize = 1000;
+
+/// The exact error for a bad `skillBodyMaxLength` (docs/spec.md §3.1).
+pub const BODY_MAX_LENGTH_ERROR: &str =
+    "tool-skill: skillBodyMaxLength must be an integer greater than or equal to 1000";
+
 /// The configuration keys, as the unknown-key error lists them.
-const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation";
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength";
 
 /// The plugin's validated configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +28,13 @@ pub struct Config {
     /// Opt-in (off by default): a user's `/name` in a message loads that
     /// skill into the step, and catalogs say so.
     pub user_invocation: bool,
+    /// Opt-in: the tool asks the host to record which body it returned, and
+    /// each pre-step tells the model when a skill it loaded changed, went
+    /// away, or left its view through compaction (docs/spec.md §3.12).
+    pub loaded_skills: bool,
+    /// Opt-in: the longest body the tool (and a user's `/name`) returns, in
+    /// characters; a longer one is cut with a line saying where the rest is.
+    pub skill_body_max_length: Option<usize>,
 }
 
 impl Default for Config {
@@ -30,8 +45,12 @@ impl Default for Config {
 
 impl Config {
     /// The configuration of `{}`.
-    pub const DEFAULT: Self =
-        Self { catalog_description_max_length: DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH, user_invocation: false };
+    pub const DEFAULT: Self = Self {
+        catalog_description_max_length: DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH,
+        user_invocation: false,
+        loaded_skills: false,
+        skill_body_max_length: None,
+    };
 
     /// Parses and validates configuration JSON. An empty text means defaults.
     pub fn parse(json: &str) -> Result<Self, String> {
@@ -57,6 +76,18 @@ impl Config {
                     Value::Bool(enabled) => config.user_invocation = *enabled,
                     _ => return Err("tool-skill: userInvocation must be a boolean".to_owned()),
                 },
+                "loadedSkills" => match value {
+                    Value::Null => {}
+                    Value::Bool(enabled) => config.loaded_skills = *enabled,
+                    _ => return Err("tool-skill: loadedSkills must be a boolean".to_owned()),
+                },
+                "skillBodyMaxLength" => {
+                    if !value.is_null() {
+                        let length = integer_at_least(value, MIN_SKILL_BODY_MAX_LENGTH)
+                            .ok_or_else(|| BODY_MAX_LENGTH_ERROR.to_owned())?;
+                        config.skill_body_max_length = Some(length);
+                    }
+                }
                 other => {
                     return Err(format!(
                         "tool-skill: unknown configuration key \"{other}\" (known keys: {KNOWN_KEYS})"
@@ -72,21 +103,23 @@ impl Config {
 /// `3.0`, `1e3`; integers too large for `usize` saturate (no catalog
 /// description is that long).
 fn integer_at_least_3(value: &Value) -> Result<usize, String> {
+    integer_at_least(value, 3).ok_or_else(|| MAX_LENGTH_ERROR.to_owned())
+}
+
+/// An integer of at least `min`, as JavaScript's `Number.isInteger(v) && v
+/// >= min` accepts it; `None` for anything else.
+fn integer_at_least(value: &Value, min: usize) -> Option<usize> {
     let Value::Number(number) = value else {
-        return Err(MAX_LENGTH_ERROR.to_owned());
+        return None;
     };
     if let Some(unsigned) = number.as_u64() {
-        return match unsigned {
-            3.. => Ok(usize::try_from(unsigned).unwrap_or(usize::MAX)),
-            _ => Err(MAX_LENGTH_ERROR.to_owned()),
-        };
+        let unsigned = usize::try_from(unsigned).unwrap_or(usize::MAX);
+        return (unsigned >= min).then_some(unsigned);
     }
     match number.as_f64() {
-        Some(float) if float.is_finite() && float.fract() == 0.0 && float >= 3.0 => {
-            // `as` saturates for floats beyond usize::MAX.
-            Ok(float as usize)
-        }
-        _ => Err(MAX_LENGTH_ERROR.to_owned()),
+        // `as` saturates for floats beyond usize::MAX.
+        Some(float) if float.is_finite() && float.fract() == 0.0 && float >= min as f64 => Some(float as usize),
+        _ => None,
     }
 }
 
@@ -129,8 +162,30 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength)".to_owned())
         );
+    }
+
+    #[test]
+    fn loaded_skills_and_the_body_cap_are_off_by_default_and_checked() {
+        assert_eq!(
+            (Config::parse("{}").unwrap().loaded_skills, Config::parse("{}").unwrap().skill_body_max_length),
+            (false, None)
+        );
+        let on = Config::parse(r#"{"loadedSkills":true,"skillBodyMaxLength":20000}"#).unwrap();
+        assert_eq!((on.loaded_skills, on.skill_body_max_length), (true, Some(20_000)));
+        assert_eq!(Config::parse(r#"{"skillBodyMaxLength":1e3}"#).unwrap().skill_body_max_length, Some(1000));
+        assert_eq!(
+            Config::parse(r#"{"loadedSkills":1}"#),
+            Err("tool-skill: loadedSkills must be a boolean".to_owned())
+        );
+        for bad in ["999", "0", "-1", "1000.5", "\"20000\"", "true"] {
+            assert_eq!(
+                Config::parse(&format!(r#"{{"skillBodyMaxLength":{bad}}}"#)),
+                Err("tool-skill: skillBodyMaxLength must be an integer greater than or equal to 1000".to_owned()),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -72,7 +72,9 @@ impl Guest for Exports {
     }
 
     fn invoke(arguments: String) -> Result<api::ToolSuccess, String> {
-        let result = crate::tool::invoke(&HostRegistry, &arguments).map_err(|error| error.model_text())?;
+        let config = STATE.with(|state| state.borrow().config);
+        let (result, loaded) =
+            crate::tool::invoke_with(&config, &HostRegistry, &arguments).map_err(|error| error.model_text())?;
         let text = crate::tool::render(&result);
         Ok(api::ToolSuccess {
             value: api::SkillResult {
@@ -82,6 +84,11 @@ impl Guest for Exports {
                 content: result.content,
             },
             text,
+            loaded: loaded.map(|loaded| api::LoadedSkill {
+                name: loaded.name,
+                provider: loaded.provider,
+                body_digest: loaded.body_digest,
+            }),
         })
     }
 
@@ -130,6 +137,7 @@ impl core::Registry for HostRegistry {
             resource_base: skill.resource_base.map(Into::into),
             path: skill.path,
             content: skill.content,
+            body_digest: skill.body_digest,
         }))
     }
 }
@@ -183,6 +191,7 @@ fn summary_in(skill: wit::SkillSummary) -> core::SkillSummary {
         provider: skill.provider,
         source: skill.source,
         path: skill.path,
+        body_digest: skill.body_digest,
     }
 }
 

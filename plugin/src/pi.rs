@@ -106,6 +106,7 @@ mod tests {
 
     fn summary(name: &str, description: &str, path: Option<&str>, model_invocable: bool) -> SkillSummary {
         SkillSummary {
+            body_digest: None,
             name: name.to_owned(),
             description: description.to_owned(),
             invocation: InvocationPolicy { model_invocable, user_invocable: true },
@@ -145,6 +146,7 @@ mod tests {
     #[test]
     fn the_expansion_is_exact() {
         let skill = SkillDefinition {
+            body_digest: None,
             name: "pdf".to_owned(),
             description: "x".to_owned(),
             invocation: InvocationPolicy { model_invocable: true, user_invocable: true },

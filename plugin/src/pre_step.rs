@@ -14,7 +14,7 @@ mod steady;
 use crate::config::Config;
 use crate::gesture::{MAX_INVOKED_SKILLS, invocation_source, invoked_skill_names, not_loaded_note};
 use crate::memory::Memory;
-use crate::tool::{self, SkillResult};
+use crate::tool;
 use crate::types::{
     ContentBlock, DecidedMessage, Decision, Message, Registry, RegistryError, SessionHistory, StepContext, StepError,
 };
@@ -134,12 +134,7 @@ fn enter(
             continue;
         }
         injected += 1;
-        let text = tool::render(&SkillResult {
-            name: skill.name,
-            provider: skill.provider,
-            resource_base: skill.resource_base,
-            content: skill.content,
-        });
+        let text = tool::render(&tool::result_of(skill, config.skill_body_max_length));
         entries
             .push(Entry::added(Message { source: invocation_source(&name), content: vec![ContentBlock::Text(text)] }));
     }

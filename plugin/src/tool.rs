@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
+use crate::config::Config;
 use crate::escape;
-use crate::types::{Registry, RegistryError, ResourceBase, SkillDefinition};
+use crate::types::{LoadedSkill, Registry, RegistryError, ResourceBase, SkillDefinition};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -74,8 +75,72 @@ impl From<RegistryError> for ToolError {
     }
 }
 
+/// Runs the tool as configured: [`invoke`], the body cut to
+/// `skillBodyMaxLength` when set, and with `loadedSkills` which body it
+/// returned, for the host to record.
+pub fn invoke_with(
+    config: &Config,
+    registry: &impl Registry,
+    arguments: &str,
+) -> Result<(SkillResult, Option<LoadedSkill>), ToolError> {
+    let definition = load(registry, arguments)?;
+    let loaded = config.loaded_skills.then(|| LoadedSkill {
+        name: definition.name.clone(),
+        provider: definition.provider.clone(),
+        body_digest: definition.body_digest.clone(),
+    });
+    Ok((result_of(definition, config.skill_body_max_length), loaded))
+}
+
+/// The result of a loaded definition, its body cut to `max_length` characters.
+pub fn result_of(definition: SkillDefinition, max_length: Option<usize>) -> SkillResult {
+    let content = match max_length {
+        Some(max) => cap_body(&definition, max).unwrap_or(definition.content),
+        None => definition.content,
+    };
+    SkillResult {
+        name: definition.name,
+        provider: definition.provider,
+        resource_base: definition.resource_base,
+        content,
+    }
+}
+
+/// A body over `max` characters, cut at the last line break at or before
+/// `max` characters (at `max` itself when there is none) and followed by
+/// [`cut_line`]; `None` when the body fits.
+pub fn cap_body(definition: &SkillDefinition, max: usize) -> Option<String> {
+    let body = &definition.content;
+    let end = body.char_indices().nth(max).map(|(at, _)| at)?;
+    let kept = match body[..end].rfind('\n') {
+        Some(newline) => &body[..=newline],
+        None => &body[..end],
+    };
+    let omitted = body[kept.len()..].chars().count();
+    let separator = if kept.ends_with('\n') { "" } else { "\n" };
+    Some(format!("{kept}{separator}{}", cut_line(definition, omitted)))
+}
+
+/// The line that ends a cut body: how much was left out and where the whole
+/// text is (docs/spec.md §3.12).
+pub fn cut_line(definition: &SkillDefinition, omitted: usize) -> String {
+    let location = match (&definition.path, &definition.resource_base) {
+        (Some(path), _) => format!("is in {}", escape::text(path)),
+        (None, Some(ResourceBase::Url { url })) => format!("is at {}", escape::text(url)),
+        (None, Some(ResourceBase::Directory { path })) => format!("is in {}", escape::text(path)),
+        _ => format!("is held by provider \"{}\"", escape::text(&definition.provider)),
+    };
+    format!("[{omitted} more characters of these instructions were left out; the whole text {location}.]")
+}
+
 /// Runs the tool for JSON `arguments` in the order of docs/spec.md §3.3.
 pub fn invoke(registry: &impl Registry, arguments: &str) -> Result<SkillResult, ToolError> {
+    let SkillDefinition { name, provider, resource_base, content, .. } = load(registry, arguments)?;
+    Ok(SkillResult { name, provider, resource_base, content })
+}
+
+/// The definition the tool returns for `arguments`, in the order of docs/spec.md §3.3.
+fn load(registry: &impl Registry, arguments: &str) -> Result<SkillDefinition, ToolError> {
     let name = skill_name_argument(arguments)?;
     if !is_skill_name(&name) {
         return Err(ToolError::InvalidName(name));
@@ -95,8 +160,7 @@ pub fn invoke(registry: &impl Registry, arguments: &str) -> Result<SkillResult, 
     if !definition.invocation.model_invocable {
         return Err(ToolError::NotModelInvocable(name));
     }
-    let SkillDefinition { name, provider, resource_base, content, .. } = definition;
-    Ok(SkillResult { name, provider, resource_base, content })
+    Ok(definition)
 }
 
 /// The `name` argument, validated as the reference's schema validator does.
@@ -184,6 +248,7 @@ mod tests {
 
     fn summary(name: &str, model_invocable: bool) -> SkillSummary {
         SkillSummary {
+            body_digest: None,
             name: name.to_owned(),
             description: "D.".to_owned(),
             invocation: policy(model_invocable),
@@ -195,6 +260,7 @@ mod tests {
 
     fn definition(name: &str, model_invocable: bool) -> SkillDefinition {
         SkillDefinition {
+            body_digest: None,
             name: name.to_owned(),
             description: "D.".to_owned(),
             invocation: policy(model_invocable),

@@ -27,6 +27,9 @@ pub struct SkillSummary {
     pub source: String,
     /// The skill file's location, if the provider has one.
     pub path: Option<String>,
+    /// Identifies the current body (equal digests from one provider mean
+    /// the same instructions); `None` when the provider cannot tell.
+    pub body_digest: Option<String>,
 }
 
 /// A loaded skill.
@@ -46,6 +49,20 @@ pub struct SkillDefinition {
     pub path: Option<String>,
     /// The instructions.
     pub content: String,
+    /// Identifies this body, as [`SkillSummary::body_digest`] does.
+    pub body_digest: Option<String>,
+}
+
+/// Which body a `skill` call returned, for the host to record with the
+/// result (`loadedSkills`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedSkill {
+    /// The skill's name.
+    pub name: String,
+    /// The provider that served it.
+    pub provider: String,
+    /// The body's digest, as the registry gave it.
+    pub body_digest: Option<String>,
 }
 
 /// A registry snapshot.

@@ -48,6 +48,7 @@ fn text() -> impl Strategy<Value = String> {
 
 fn skill(name: String, description: String, model_invocable: bool) -> SkillSummary {
     SkillSummary {
+        body_digest: None,
         name,
         description,
         invocation: InvocationPolicy { model_invocable, user_invocable: true },

@@ -65,7 +65,7 @@ fn proposed_messages_come_back_as_proposed_with_their_ids() {
 #[test]
 fn the_tool_reads_the_registry_through_the_sandbox() {
     let outcome = plugin().invoke(&registry(), Some("/workspace"), r#"{"name":"triage-bug"}"#).unwrap();
-    let ToolOutcome::Success { value, text } = outcome else { panic!("{outcome:?}") };
+    let ToolOutcome::Success { value, text, .. } = outcome else { panic!("{outcome:?}") };
     assert_eq!(value, json!({"name": "triage-bug", "provider": "runtime", "content": "Steps."}));
     assert_eq!(
         text,

@@ -56,7 +56,7 @@ impl LoadArgs {
             recorded = Some(format!("the tool result is recorded in session log {}", self.session_shown()));
         }
         let text = match (&outcome, self.json) {
-            (ToolOutcome::Success { value, text }, true) => json!({"ok": value, "text": text}).to_string(),
+            (ToolOutcome::Success { value, text, .. }, true) => json!({"ok": value, "text": text}).to_string(),
             (ToolOutcome::Error { text }, true) => json!({ "error": text }).to_string(),
             (outcome, false) => outcome.text().to_owned(),
         };

@@ -388,7 +388,7 @@ impl Scenario {
                 Ok(decision_record(&outcome))
             }
             Step::Invoke(Invoke { arguments }) => Ok(match plugin.invoke(registry, Some(&self.cwd), arguments)? {
-                ToolOutcome::Success { value, text } => json!({"ok": value, "text": text}),
+                ToolOutcome::Success { value, text, .. } => json!({"ok": value, "text": text}),
                 ToolOutcome::Error { text } => json!({ "error": text }),
             }),
             Step::Compact => {

@@ -86,6 +86,7 @@ impl Host for super::CallContext {
                     description: skill.description,
                     provider: skill.provider,
                     content: definition.content,
+                    body_digest: skill.body_digest,
                 }
             })),
             Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
@@ -108,6 +109,7 @@ fn summary(skill: &SkillCandidate) -> wit::SkillSummary {
         provider: skill.provider.clone(),
         source: skill.source.clone(),
         path: skill.path.as_ref().map(|path| path.display().to_string()),
+        body_digest: skill.body_digest.clone(),
     }
 }
 

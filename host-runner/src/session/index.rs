@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 
 use super::surface::{FoldOutcome, SurfaceFold, SurfaceOp};
-use super::wire::{self, EventLine, LineEnvelope, UserMessageLine};
+use super::wire::{self, EventLine, LineEnvelope, ToolResultLine, UserMessageLine};
 use super::{MAX_LINE_BYTES, SessionHeader};
 
 /// The event types that carry a `surfaceOp` and may join the surface.
@@ -18,6 +18,18 @@ const MAX_SEQ: u64 = (1 << 53) - 1;
 
 /// The event type indexed for the plugin.
 pub(super) const USER_MESSAGE: &str = "user/message";
+
+/// The other user-role message the plugin may read: a tool's result, whose
+/// `data.message` is the message. Only a result whose source names a
+/// `plugin` is indexed (a plugin's record of its own tool's call, such as a
+/// skill load), so an ordinary conversation's tool calls cost the index
+/// nothing and leave the history version alone.
+pub(super) const TOOL_RESULT: &str = "tool/result";
+
+/// Whether events of `kind` are indexed as user-role messages.
+pub(super) fn is_user_role(kind: &str) -> bool {
+    kind == USER_MESSAGE || kind == TOOL_RESULT
+}
 
 fn is_message_type(kind: &str) -> bool {
     MESSAGE_EVENT_TYPES.contains(&kind)
@@ -329,6 +341,15 @@ impl SessionIndex {
                     format_args!("user message seq {seq} not indexed: its data has no content list ({error})"),
                 ),
             }
+        } else if kind == TOOL_RESULT {
+            // Only its source is parsed here (the content is skipped unbuilt);
+            // one without a readable message is left out quietly.
+            if let Ok(ToolResultLine { data, .. }) = wire::from_line::<ToolResultLine>(text)
+                && data.message.source.get("plugin").is_some_and(Value::is_string)
+                && wire::from_line::<wire::ToolResultMessageLine>(text).is_ok()
+            {
+                self.push_user_message(seq, &data.message.source, Body::InFile(span));
+            }
         }
         self.fold_marker(line_no, kind, seq, envelope.surface_op.as_ref());
         Ok(None)
@@ -461,8 +482,18 @@ impl SessionIndex {
             if let (true, Some(op)) = (replay_appends, event.op) {
                 self.surface.apply(event.seq, op);
             }
-            if event.kind == USER_MESSAGE {
-                let (source, content) = user_message_parts(event.data);
+            let message = match event.kind.as_str() {
+                USER_MESSAGE => Some(event.data),
+                TOOL_RESULT => match event.data {
+                    Value::Object(mut data) => data.remove("message").filter(|message| {
+                        message.get("source").and_then(|source| source.get("plugin")).is_some_and(Value::is_string)
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(message) = message {
+                let (source, content) = user_message_parts(message);
                 let body = match written_at {
                     Some(base) => Body::InFile(LineSpan { offset: base + event.line.offset, len: event.line.len }),
                     None => Body::Held(Box::new((source.clone(), content))),

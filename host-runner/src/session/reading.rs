@@ -101,10 +101,21 @@ pub(super) fn read_user_message(path: &Path, seq: u64, span: LineSpan) -> Result
     if line.len() as u64 != span.len {
         return Err(changed(format!("the file ends {} bytes into the line", line.len())));
     }
-    let read: wire::UserMessageLine =
-        wire::from_line(line.trim_ascii()).map_err(|error| changed(format!("the line no longer reads ({error})")))?;
-    if read.kind != index::USER_MESSAGE || read.seq != seq {
-        return Err(changed(format!("the line now holds {} seq {}", read.kind, read.seq)));
+    let text = line.trim_ascii();
+    let unreadable = |error: serde_json::Error| changed(format!("the line no longer reads ({error})"));
+    let envelope: wire::LineEnvelope = wire::from_line(text).map_err(unreadable)?;
+    let (kind, read_seq, data) = match envelope.kind.as_deref().unwrap_or_default() {
+        index::TOOL_RESULT => {
+            let read: wire::ToolResultMessageLine = wire::from_line(text).map_err(unreadable)?;
+            (read.kind, read.seq, read.data.message)
+        }
+        _ => {
+            let read: wire::UserMessageLine = wire::from_line(text).map_err(unreadable)?;
+            (read.kind, read.seq, read.data)
+        }
+    };
+    if !index::is_user_role(&kind) || read_seq != seq {
+        return Err(changed(format!("the line now holds {kind} seq {read_seq}")));
     }
-    Ok(UserMessageEvent { seq, source: read.data.source, content: read.data.content })
+    Ok(UserMessageEvent { seq, source: data.source, content: data.content })
 }

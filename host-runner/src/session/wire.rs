@@ -50,6 +50,42 @@ pub(super) struct UserMessageLine {
     pub data: UserMessageData,
 }
 
+/// A `tool/result` line, read for its message's source (the content is
+/// skipped without being built: most results are never indexed).
+#[derive(Deserialize)]
+pub(super) struct ToolResultLine {
+    pub data: ToolResultData,
+}
+
+/// The part of a tool result's `data` the index reads.
+#[derive(Deserialize)]
+pub(super) struct ToolResultData {
+    pub message: MessageSource,
+}
+
+/// A message's source alone.
+#[derive(Deserialize)]
+pub(super) struct MessageSource {
+    #[serde(default)]
+    pub source: Value,
+}
+
+/// A `tool/result` line read in full for the plugin: its message, as a user
+/// message is read (one shape for indexing and reading back).
+#[derive(Deserialize)]
+pub(super) struct ToolResultMessageLine {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub seq: u64,
+    pub data: ToolResultMessage,
+}
+
+/// A tool result's `data`, its message in full.
+#[derive(Deserialize)]
+pub(super) struct ToolResultMessage {
+    pub message: UserMessageData,
+}
+
 /// The fields of a user message's `data` the plugin reads.
 #[derive(Deserialize)]
 pub(super) struct UserMessageData {

@@ -34,6 +34,7 @@ impl FakeRegistry {
                 provider: "runtime".to_owned(),
                 source: "runtime".to_owned(),
                 path: None,
+                body_digest: None,
             })
             .collect();
         Self {

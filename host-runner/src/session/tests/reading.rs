@@ -300,3 +300,44 @@ fn a_lone_surrogate_written_by_javascript_does_not_cost_the_line() -> TestResult
     assert_eq!(message.source["entries"][0]["description"], "ab\u{fffd}");
     Ok(())
 }
+
+#[test]
+fn a_tool_result_whose_source_names_a_plugin_is_read_as_a_user_message() -> TestResult {
+    let dir = TempDir::new()?;
+    let path = dir.path().join("s.jsonl");
+    let result = |seq: u64, source: Value| {
+        json!({"type": "tool/result", "seq": seq, "time": 1, "surfaceOp": "append", "data": {"message": {
+            "id": format!("m-{seq}"), "role": "user", "source": source,
+            "content": [{"type": "tool-result", "toolCallId": "c", "isError": false, "content": [{"type": "text", "text": "r"}]}]}}})
+    };
+    let recorded = json!({"kind": "tool", "callId": "c", "plugin": "dsh-tool-skill", "loaded": {"name": "a", "provider": "local"}});
+    let lines = [
+        r#"{"type":"session","version":0,"id":"s","createdAt":1}"#.to_owned(),
+        result(0, json!({"kind": "tool", "callId": "c"})).to_string(),
+        result(1, recorded.clone()).to_string(),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n")?;
+    let mut log = SessionLog::open(&path)?;
+    // An ordinary result is not indexed; the plugin's record is, read back whole.
+    let read = log.read_user_messages()?;
+    assert_eq!(read.iter().map(|m| m.seq).collect::<Vec<_>>(), [1]);
+    assert_eq!(read[0].source, recorded);
+    assert_eq!(read[0].content[0]["type"], "tool-result");
+    assert_eq!(
+        log.user_messages_of_kind("tool").map(|m| (m.seq, m.plugin)).collect::<Vec<_>>(),
+        [(1, Some("dsh-tool-skill"))]
+    );
+    // The same when this log appends it.
+    let version = log.history_version();
+    let seq = log.append_event("tool/result", result(0, recorded.clone())["data"].clone(), Some(SurfaceOp::Append))?;
+    assert!(log.history_version() > version);
+    assert_eq!(log.user_message(seq)?.map(|m| m.source), Some(recorded));
+    let version = log.history_version();
+    log.append_event(
+        "tool/result",
+        result(0, json!({"kind": "tool", "callId": "d"}))["data"].clone(),
+        Some(SurfaceOp::Append),
+    )?;
+    assert_eq!(log.history_version(), version, "an ordinary result leaves the history alone");
+    Ok(())
+}

@@ -5,6 +5,7 @@ use crate::gesture::MAX_INVOKED_SKILLS;
 
 fn loaded(name: &str, user_invocable: bool, model_invocable: bool) -> SkillDefinition {
     SkillDefinition {
+        body_digest: None,
         name: name.to_owned(),
         description: "D.".to_owned(),
         invocation: InvocationPolicy { model_invocable, user_invocable },
