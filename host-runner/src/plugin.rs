@@ -343,7 +343,7 @@ fn validate_tool_result(
             )));
         }
         if let Some(digest) = &loaded.body_digest
-            && (digest.len() > MAX_DIGEST_BYTES || !digest.bytes().all(|byte| byte.is_ascii_graphic()))
+            && !is_digest(digest)
         {
             return Err(invalid(format!(
                 "the load it records has a body digest that is not up to {MAX_DIGEST_BYTES} printable ASCII characters"
@@ -403,6 +403,8 @@ fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> R
     let mut notes = 0;
     let mut added_count = 0;
     let mut injected: Vec<String> = Vec::new();
+    let mut noticed: Vec<String> = Vec::new();
+    let mut reloads = 0;
     // Never more than the proposal and the cap, however long the list is.
     let mut messages = Vec::with_capacity(decided.len().min(proposed.len().saturating_add(limits.max_added_messages)));
     for message in decided {
@@ -444,9 +446,21 @@ fn apply_decision(proposed: Decision, step: StepCall, limits: OutputLimits) -> R
                     return Err(invalid("more than one invocation note was added".to_owned()));
                 }
             }
+            Added::Notice(Notice::About(name), _) => {
+                if noticed.contains(name) {
+                    return Err(invalid(format!("skill \"{name}\" got more than one notice")));
+                }
+                noticed.push(name.clone());
+            }
+            Added::Notice(Notice::Reload, _) => {
+                reloads += 1;
+                if reloads > 1 {
+                    return Err(invalid("more than one reload notice was added".to_owned()));
+                }
+            }
         }
         messages.push(match added {
-            Added::Catalog(data) | Added::Invocation(_, data) | Added::Note(data) => data,
+            Added::Catalog(data) | Added::Invocation(_, data) | Added::Note(data) | Added::Notice(_, data) => data,
         });
     }
     Ok(Decision::Enter(messages))
@@ -460,6 +474,54 @@ enum Added {
     Invocation(String, Value),
     /// The note naming the user-invoked skills not loaded.
     Note(Value),
+    /// A notice about skills the model loaded (docs/spec.md §3.12).
+    Notice(Notice, Value),
+}
+
+/// What a skill notice is about.
+enum Notice {
+    /// One skill changed or went away.
+    About(String),
+    /// The skills whose loaded instructions compaction hid.
+    Reload,
+}
+
+/// The source `kind` of a skill notice.
+const NOTICE_KIND: &str = "skill-notice";
+
+/// Reads a skill notice's source: exactly the fields of its form.
+fn notice(source: &Value) -> Option<Notice> {
+    let fields = source.as_object()?;
+    let string = |key: &str| fields.get(key).and_then(Value::as_str);
+    let named = || string("name").filter(|name| is_skill_name(name)).map(|name| Notice::About(name.to_owned()));
+    match string("form")? {
+        "changed" => {
+            let digest = match fields.get("bodyDigest") {
+                None => true,
+                Some(Value::String(digest)) => is_digest(digest),
+                Some(_) => false,
+            };
+            let provider = string("provider").is_some_and(|provider| !provider.is_empty());
+            let expected = 4 + usize::from(fields.contains_key("bodyDigest"));
+            (digest && provider && fields.len() == expected).then(named)?
+        }
+        "gone" => (fields.len() == 3).then(named)?,
+        "reload" => {
+            let names = fields.get("names")?.as_array()?;
+            let valid = !names.is_empty()
+                && names
+                    .iter()
+                    .enumerate()
+                    .all(|(at, name)| name.as_str().is_some_and(is_skill_name) && !names[..at].contains(name));
+            (valid && fields.len() == 3).then_some(Notice::Reload)
+        }
+        _ => None,
+    }
+}
+
+/// A body digest a plugin may hand back: up to [`MAX_DIGEST_BYTES`] of printable ASCII.
+fn is_digest(digest: &str) -> bool {
+    digest.len() <= MAX_DIGEST_BYTES && digest.bytes().all(|byte| byte.is_ascii_graphic())
 }
 
 fn added_message(message: &wit::Message) -> Result<Added, String> {
@@ -473,6 +535,14 @@ fn added_message(message: &wit::Message) -> Result<Added, String> {
     }
     if source == *INVOCATION_NOTE_SOURCE {
         return Ok(Added::Note(message::user_message(source, text)));
+    }
+    if source.get("kind").and_then(Value::as_str) == Some(NOTICE_KIND) {
+        return match notice(&source) {
+            Some(notice) => Ok(Added::Notice(notice, message::user_message(source, text))),
+            None => {
+                Err(format!("an added skill notice has source {source}, which is not a changed, gone or reload notice"))
+            }
+        };
     }
     let invocation = source.as_object().and_then(|fields| {
         let name = fields.get("name")?.as_str()?;
@@ -524,6 +594,55 @@ mod tests {
 
     const NOTE: &str = r#"{"kind":"skill-invocation","form":"not-loaded"}"#;
 
+    fn notice_about(name: &str) -> DecidedMessage {
+        added(&format!(r#"{{"kind":"skill-notice","form":"gone","name":"{name}"}}"#), &["gone"])
+    }
+
+    #[test]
+    fn skill_notices_are_accepted_only_in_their_exact_shapes_and_once() {
+        let accepted = [
+            r#"{"kind":"skill-notice","form":"changed","name":"a","provider":"local","bodyDigest":"sha256:00"}"#,
+            r#"{"provider":"p","name":"b","form":"changed","kind":"skill-notice"}"#,
+            r#"{"kind":"skill-notice","form":"gone","name":"c"}"#,
+            r#"{"kind":"skill-notice","form":"reload","names":["d","e"]}"#,
+        ];
+        let decided = accepted.iter().map(|source| added(source, &["text"])).collect();
+        let Ok(Decision::Enter(messages)) = apply(&[], decided) else { panic!() };
+        assert_eq!(messages.len(), 4);
+        assert_eq!(messages[2]["source"], serde_json::json!({"kind": "skill-notice", "form": "gone", "name": "c"}));
+        for bad in [
+            r#"{"kind":"skill-notice","form":"gone","name":"Bad"}"#,
+            r#"{"kind":"skill-notice","form":"gone","name":"c","extra":1}"#,
+            r#"{"kind":"skill-notice","form":"changed","name":"a"}"#,
+            r#"{"kind":"skill-notice","form":"changed","name":"a","provider":""}"#,
+            r#"{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"has space"}"#,
+            r#"{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":7}"#,
+            r#"{"kind":"skill-notice","form":"reload","names":[]}"#,
+            r#"{"kind":"skill-notice","form":"reload","names":["d","d"]}"#,
+            r#"{"kind":"skill-notice","form":"stale","name":"c"}"#,
+        ] {
+            let source: Value = serde_json::from_str(bad).unwrap();
+            assert_eq!(
+                refusal(apply(&[], vec![added(bad, &["text"])])),
+                format!("an added skill notice has source {source}, which is not a changed, gone or reload notice"),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            refusal(apply(&[], vec![notice_about("a"), notice_about("a")])),
+            "skill \"a\" got more than one notice"
+        );
+        let reload = r#"{"kind":"skill-notice","form":"reload","names":["d"]}"#;
+        assert_eq!(
+            refusal(apply(&[], vec![added(reload, &["r"]), added(reload, &["r"])])),
+            "more than one reload notice was added"
+        );
+        assert_eq!(
+            refusal(apply(&[], vec![added(accepted[2], &["a", "b"])])),
+            "an added message must be exactly one text block"
+        );
+    }
+
     /// The decision `decided` made on one user message naming `names`.
     fn apply(names: &[String], decided: Vec<DecidedMessage>) -> Result<Decision, HostError> {
         let text: Vec<String> = names.iter().map(|name| format!("/{name}")).collect();
@@ -541,12 +660,18 @@ mod tests {
 
     #[test]
     fn the_default_cap_holds_everything_the_plugin_adds_to_a_step() {
-        // A catalog, MAX_INVOKED_SKILLS injections and the note (docs/spec.md §3.10).
-        assert_eq!(skill_rules::MAX_PLUGIN_ADDED_MESSAGES, 1 + skill_rules::MAX_INVOKED_SKILLS + 1);
+        // A catalog, the notices and the reminder (docs/spec.md §3.12),
+        // MAX_INVOKED_SKILLS injections and the note (§3.10).
+        assert_eq!(
+            skill_rules::MAX_PLUGIN_ADDED_MESSAGES,
+            1 + skill_rules::MAX_SKILL_NOTICES + 1 + skill_rules::MAX_INVOKED_SKILLS + 1
+        );
         assert!(OutputLimits::default().max_added_messages >= skill_rules::MAX_PLUGIN_ADDED_MESSAGES);
         // That worst case, with seventy skills named, is accepted as it is.
         let names: Vec<String> = (1..=70).map(|index| format!("s{index}")).collect();
         let mut decided = vec![DecidedMessage::Proposed(0), added(&CATALOG_SOURCE.to_string(), &["catalog"])];
+        decided.extend((0..skill_rules::MAX_SKILL_NOTICES).map(|index| notice_about(&format!("n{index}"))));
+        decided.push(added(r#"{"kind":"skill-notice","form":"reload","names":["r"]}"#, &["reload"]));
         decided.extend(names[..skill_rules::MAX_INVOKED_SKILLS].iter().map(|name| injection(name)));
         decided.push(added(skill_rules::INVOCATION_NOTE_SOURCE, &["Not loaded: /s17, …"]));
         assert_eq!(decided.len() - 1, skill_rules::MAX_PLUGIN_ADDED_MESSAGES);

@@ -22,6 +22,7 @@ pub mod config;
 pub mod description;
 pub mod escape;
 pub mod gesture;
+pub mod loaded;
 pub mod memory;
 pub mod pi;
 pub mod pre_step;

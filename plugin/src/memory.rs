@@ -19,6 +19,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
 use crate::catalog::{Catalog, CatalogDigest};
+use crate::loaded::{Event, LoadedHistory, Versions};
 use crate::pre_step::CatalogHistory;
 
 /// How many revisions' catalogs are kept.
@@ -77,6 +78,11 @@ pub struct Memory {
     histories: IntegerMap<u64, (u64, CatalogHistory)>,
     /// The last step found already showing the current catalog.
     steady: Option<SteadyStep>,
+    /// With `loadedSkills`: each revision's skill versions (as `catalogs`),
+    /// what each recorded load or notice is, and each session's scan.
+    versions: Vec<(u64, Rc<Versions>)>,
+    loaded_events: IntegerMap<(u64, u64), Rc<Event>>,
+    loaded_histories: IntegerMap<u64, (u64, Rc<LoadedHistory>)>,
 }
 
 impl std::fmt::Debug for IntegerHasher {
@@ -100,6 +106,9 @@ impl Memory {
             digests: HashMap::with_hasher(BuildHasherDefault::new()),
             histories: HashMap::with_hasher(BuildHasherDefault::new()),
             steady: None,
+            versions: Vec::new(),
+            loaded_events: HashMap::with_hasher(BuildHasherDefault::new()),
+            loaded_histories: HashMap::with_hasher(BuildHasherDefault::new()),
         }
     }
 
@@ -152,6 +161,46 @@ impl Memory {
             self.histories.clear();
         }
         self.histories.insert(session, (version, history));
+    }
+
+    /// The skill versions remembered for `revision`.
+    pub fn versions(&self, revision: u64) -> Option<Rc<Versions>> {
+        self.versions.iter().rev().find(|(held, _)| *held == revision).map(|(_, versions)| Rc::clone(versions))
+    }
+
+    /// Remembers a complete snapshot's skill versions, forgetting the oldest when full.
+    pub fn remember_versions(&mut self, revision: u64, versions: Rc<Versions>) {
+        self.versions.retain(|(held, _)| *held != revision);
+        if self.versions.len() == CATALOGS {
+            self.versions.remove(0);
+        }
+        self.versions.push((revision, versions));
+    }
+
+    /// What a recorded load or notice was read as.
+    pub fn loaded_event(&self, session: u64, seq: u64) -> Option<Rc<Event>> {
+        self.loaded_events.get(&(session, seq)).cloned()
+    }
+
+    /// Remembers what a recorded load or notice is.
+    pub fn remember_loaded_event(&mut self, session: u64, seq: u64, event: Rc<Event>) {
+        if self.loaded_events.len() >= DIGESTS {
+            self.loaded_events.clear();
+        }
+        self.loaded_events.insert((session, seq), event);
+    }
+
+    /// The loaded-skills scan of `session` made at `version`, if remembered.
+    pub fn loaded_history(&self, session: u64, version: u64) -> Option<Rc<LoadedHistory>> {
+        self.loaded_histories.get(&session).filter(|(held, _)| *held == version).map(|(_, history)| Rc::clone(history))
+    }
+
+    /// Remembers a loaded-skills scan of `session` at `version`.
+    pub fn remember_loaded_history(&mut self, session: u64, version: u64, history: Rc<LoadedHistory>) {
+        if self.loaded_histories.len() >= HISTORIES && !self.loaded_histories.contains_key(&session) {
+            self.loaded_histories.clear();
+        }
+        self.loaded_histories.insert(session, (version, history));
     }
 
     /// Remembers what a session message is.

@@ -13,6 +13,7 @@ mod steady;
 
 use crate::config::Config;
 use crate::gesture::{MAX_INVOKED_SKILLS, invocation_source, invoked_skill_names, not_loaded_note};
+use crate::loaded::LoadedHistory;
 use crate::memory::Memory;
 use crate::tool;
 use crate::types::{
@@ -113,7 +114,21 @@ fn enter(
             message,
         })
         .collect();
-    let mut entries = project_catalog(config, memory, context, entries, registry, session)?;
+    let (mut entries, projection) = project_catalog(config, memory, context, entries, registry, session)?;
+    let mut steady = projection.steady;
+    // Loaded skills: what the model loaded and still relies on (docs/spec.md §3.12).
+    if config.loaded_skills
+        && let Some(revision) = projection.revision
+    {
+        let notices = loaded_notices(memory, context, revision, session);
+        if !notices.is_empty() {
+            steady = None;
+            entries.extend(notices.into_iter().map(Entry::added));
+        }
+    }
+    if let Some(step) = steady {
+        memory.remember_steady(step);
+    }
     // User-explicit invocation comes after every other message, the catalog
     // included: at most MAX_INVOKED_SKILLS injections, then one note naming
     // the rest that would have been injected (docs/spec.md §3.10).
@@ -142,6 +157,30 @@ fn enter(
         entries.push(Entry::added(not_loaded_note(&not_loaded)));
     }
     Ok(entries)
+}
+
+/// The notices about loaded skills for a step on the complete snapshot of
+/// `revision` (none when its versions are not remembered: then the step was
+/// settled from a catalog remembered without them, which cannot happen
+/// under one configuration).
+fn loaded_notices(
+    memory: &mut Memory,
+    context: &StepContext,
+    revision: u64,
+    session: &impl SessionHistory,
+) -> Vec<Message> {
+    let Some(versions) = memory.versions(revision) else {
+        return Vec::new();
+    };
+    let history = match memory.loaded_history(context.session, context.history_version) {
+        Some(history) => history,
+        None => {
+            let history = std::rc::Rc::new(LoadedHistory::scan(session, context.session, memory));
+            memory.remember_loaded_history(context.session, context.history_version, std::rc::Rc::clone(&history));
+            history
+        }
+    };
+    history.notices(&versions)
 }
 
 #[cfg(test)]

@@ -271,6 +271,62 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_long_body_is_cut_at_a_line_break_with_a_line_saying_where_the_rest_is() {
+        // 200,000 characters in lines of 100 (99 and a newline), with a
+        // two-byte character so counting is by characters, not bytes.
+        let line = format!("é{}\n", "x".repeat(98));
+        let body = line.repeat(2_000);
+        let skill = SkillDefinition {
+            path: Some("/skills/big/SKILL.md".to_owned()),
+            content: body.clone(),
+            ..definition("big", true)
+        };
+        let cut = cap_body(&skill, 20_050).unwrap();
+        let kept = line.repeat(200);
+        assert_eq!(
+            cut,
+            format!(
+                "{kept}[180000 more characters of these instructions were left out; the whole text is in /skills/big/SKILL.md.]"
+            )
+        );
+        // At the cap exactly, or under it: untouched.
+        assert_eq!(cap_body(&skill, 200_000), None);
+        assert_eq!(result_of(skill.clone(), Some(200_000)).content, body);
+        // No line break within the cap: cut at the cap, never inside a character.
+        let one_line = SkillDefinition { content: "é".repeat(3_000), path: None, ..definition("one", true) };
+        assert_eq!(
+            cap_body(&one_line, 1_000).unwrap(),
+            format!(
+                "{}\n[2000 more characters of these instructions were left out; the whole text is in /skills/x.]",
+                "é".repeat(1_000)
+            )
+        );
+        // Where the rest is: a URL, or the provider.
+        let remote = SkillDefinition {
+            resource_base: Some(ResourceBase::Url { url: "http://h/s/".to_owned() }),
+            ..one_line.clone()
+        };
+        assert!(cap_body(&remote, 1_000).unwrap().ends_with("the whole text is at http://h/s/.]"));
+        let held = SkillDefinition { resource_base: None, ..one_line };
+        assert!(cap_body(&held, 1_000).unwrap().ends_with("the whole text is held by provider \"memory\".]"));
+    }
+
+    #[test]
+    fn the_configured_tool_records_its_load_only_with_loaded_skills() {
+        let mut loaded = definition("a", true);
+        loaded.body_digest = Some("sha256:ab".to_owned());
+        let registry = FakeRegistry::new(vec![summary("a", true)], vec![loaded]);
+        let (_, record) = invoke_with(&Config::default(), &registry, r#"{"name":"a"}"#).unwrap();
+        assert_eq!(record, None);
+        let config = Config { loaded_skills: true, ..Config::default() };
+        let (_, record) = invoke_with(&config, &registry, r#"{"name":"a"}"#).unwrap();
+        assert_eq!(
+            record,
+            Some(LoadedSkill { name: "a".into(), provider: "memory".into(), body_digest: Some("sha256:ab".into()) })
+        );
+    }
+
     impl FakeRegistry {
         fn new(listed: Vec<SkillSummary>, loaded: Vec<SkillDefinition>) -> Self {
             Self { listed, loaded, list_error: None, get_error: None, loads: Cell::new(0) }

@@ -30,11 +30,17 @@ pub const CATALOG_SOURCE: &str = r#"{"kind":"plugin","plugin":"dsh-tool-skill"}"
 /// one note (source [`INVOCATION_NOTE_SOURCE`]) instead.
 pub const MAX_INVOKED_SKILLS: usize = 16;
 
+/// With `loadedSkills` on (docs/spec.md §3.12): the most notices about
+/// changed or removed skills one pre-step adds; the others follow on later
+/// steps.
+pub const MAX_SKILL_NOTICES: usize = 8;
+
 /// The most messages one pre-step of the plugin adds: a catalog,
+/// [`MAX_SKILL_NOTICES`] notices and one reminder of skills compaction hid,
 /// [`MAX_INVOKED_SKILLS`] injections and the note naming the skills not
 /// loaded. Hosts cap added messages (64 by default, docs/spec.md §8.5) well
 /// above this.
-pub const MAX_PLUGIN_ADDED_MESSAGES: usize = 1 + MAX_INVOKED_SKILLS + 1;
+pub const MAX_PLUGIN_ADDED_MESSAGES: usize = 1 + MAX_SKILL_NOTICES + 1 + MAX_INVOKED_SKILLS + 1;
 
 /// The source of the note a pre-step adds after its injections when a user
 /// named more than [`MAX_INVOKED_SKILLS`] skills it could inject, as compact
@@ -161,7 +167,8 @@ mod tests {
     #[test]
     fn the_plugin_adds_at_most_a_catalog_the_injections_and_one_note() {
         assert_eq!(MAX_INVOKED_SKILLS, 16);
-        assert_eq!(MAX_PLUGIN_ADDED_MESSAGES, 18);
+        assert_eq!(MAX_SKILL_NOTICES, 8);
+        assert_eq!(MAX_PLUGIN_ADDED_MESSAGES, 27);
         assert_eq!(INVOCATION_NOTE_SOURCE, r#"{"kind":"skill-invocation","form":"not-loaded"}"#);
     }
 

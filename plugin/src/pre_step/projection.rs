@@ -10,6 +10,18 @@ use crate::types::{Registry, RegistryError, SessionHistory, SnapshotAnswer, Step
 
 use super::{CatalogHistory, Entry};
 
+/// What the projection saw, besides the messages it returns.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Projection {
+    /// The revision of the complete snapshot of a visible tool the step
+    /// used; `None` for an incomplete snapshot or a hidden or shadowed tool.
+    pub revision: Option<u64>,
+    /// Step 8 found the current catalog visible: unless something else is
+    /// added, a later step of this session at this history version and
+    /// revision with nothing proposed changes nothing (see `steady`).
+    pub steady: Option<SteadyStep>,
+}
+
 /// Steps 3 to 11 of docs/spec.md §3.8 for an entering step.
 pub(super) fn project_catalog(
     config: &Config,
@@ -18,7 +30,7 @@ pub(super) fn project_catalog(
     mut messages: Vec<Entry>,
     registry: &impl Registry,
     session: &impl SessionHistory,
-) -> Result<Vec<Entry>, StepError> {
+) -> Result<(Vec<Entry>, Projection), StepError> {
     // 3. Only this plugin's own, visible tool gets a catalog; a hidden or
     //    shadowed tool gets an empty complete one, so earlier names are retired.
     // The revision is that of the registry snapshot the catalog was built from.
@@ -31,7 +43,7 @@ pub(super) fn project_catalog(
                 None => match snapshot_catalog(config, memory, registry)? {
                     Some((catalog, revision)) => (catalog, Some(revision)),
                     // 4. Incomplete: keep the last good catalog and retry next step.
-                    None => return Ok(messages),
+                    None => return Ok((messages, Projection::default())),
                 },
             }
         }
@@ -50,29 +62,31 @@ pub(super) fn project_catalog(
     };
     // 7. A catalog another listener (or an earlier attempt) already proposed.
     let existing = messages.iter().position(|entry| catalog::is_catalog(&entry.message));
+    let mut projection =
+        Projection { revision: revision.filter(|_| context.tool_view == ToolView::Visible), steady: None };
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
     if history.visible_digest == Some(catalog.digest) {
         // What this concluded holds for every later step of this session at
         // this history version whose host holds the revision the catalog was
         // built from: the next one with nothing proposed need not come this far.
-        if let Some(registry_revision) = revision {
-            let step =
-                SteadyStep { session: context.session, history_version: context.history_version, registry_revision };
-            memory.remember_steady(step);
-        }
+        projection.steady = revision.map(|registry_revision| SteadyStep {
+            session: context.session,
+            history_version: context.history_version,
+            registry_revision,
+        });
         remove(&mut messages, existing);
-        return Ok(messages);
+        return Ok((messages, projection));
     }
     // 9. The proposed catalog is already the current one.
     if let Some(index) = existing
         && catalog::published_digest(&messages[index].message) == Some(catalog.digest)
     {
-        return Ok(messages);
+        return Ok((messages, projection));
     }
     // 10. Nothing was ever published and nothing is listed: no tombstone needed.
     if !history.published && catalog.len == 0 {
         remove(&mut messages, existing);
-        return Ok(messages);
+        return Ok((messages, projection));
     }
     // 11. Publish: initial the first time, a replacement ever after.
     let message = if history.published {
@@ -84,7 +98,7 @@ pub(super) fn project_catalog(
         Some(index) => messages[index] = Entry::added(message),
         None => messages.push(Entry::added(message)),
     }
-    Ok(messages)
+    Ok((messages, projection))
 }
 
 /// Steps 3 to 5 through the registry: the catalog of the current snapshot
@@ -107,6 +121,9 @@ fn snapshot_catalog(
         Ok(SnapshotAnswer::Changed(snapshot)) => {
             let catalog = Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
             memory.remember_catalog(snapshot.revision, Rc::clone(&catalog));
+            if config.loaded_skills {
+                memory.remember_versions(snapshot.revision, Rc::new(crate::loaded::versions_of(&snapshot.skills)));
+            }
             Some((catalog, snapshot.revision))
         }
     })

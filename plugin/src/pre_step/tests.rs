@@ -2,6 +2,7 @@
 //! projection and the decision's shape.
 
 mod invocation;
+mod loaded;
 mod steady;
 
 use std::cell::{Cell, RefCell};

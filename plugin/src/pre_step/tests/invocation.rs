@@ -175,9 +175,13 @@ fn the_most_a_pre_step_adds_stays_well_within_the_hosts_default_cap() {
     // host-runner/src/sandbox/mod.rs (the tests in host-runner/src/plugin.rs
     // check it against these constants) and
     // `DEFAULT_OUTPUT_LIMITS.maxAddedMessages` in hosts/node/src/output.mjs.
-    // A catalog, every injection and the note must fit in half of it.
+    // A catalog, the loaded-skill notices and their reminder, every
+    // injection and the note must fit in half of it.
     const HOST_DEFAULT_MAX_ADDED_MESSAGES: usize = 64;
-    assert_eq!(skill_rules::MAX_PLUGIN_ADDED_MESSAGES, 1 + MAX_INVOKED_SKILLS + 1);
+    assert_eq!(
+        skill_rules::MAX_PLUGIN_ADDED_MESSAGES,
+        1 + crate::loaded::MAX_SKILL_NOTICES + 1 + MAX_INVOKED_SKILLS + 1
+    );
     const { assert!(2 * skill_rules::MAX_PLUGIN_ADDED_MESSAGES <= HOST_DEFAULT_MAX_ADDED_MESSAGES) };
     // The case of the bug: seventy skills named, with a catalog to publish.
     let (registry, _, proposed) = many_named(70);
@@ -191,6 +195,7 @@ fn the_most_a_pre_step_adds_stays_well_within_the_hosts_default_cap() {
     ) else {
         panic!()
     };
+    // Without loaded skills: the catalog, every injection and the note.
     let added = decided.iter().filter(|message| matches!(message, DecidedMessage::Added(_))).count();
-    assert_eq!(added, skill_rules::MAX_PLUGIN_ADDED_MESSAGES);
+    assert_eq!(added, 1 + MAX_INVOKED_SKILLS + 1);
 }

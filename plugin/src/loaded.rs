@@ -1,0 +1,272 @@
+//! Loaded skills stay true (opt-in `loadedSkills`, docs/spec.md §3.12): each
+//! pre-step compares the skills whose `skill` results the model still sees
+//! with the registry's current versions, and tells the model once when one
+//! changed or went away; when compaction hid a result, it reminds the model
+//! once which skills it loaded earlier.
+//!
+//! Everything is read back from the session (the tool results the host
+//! recorded with their load, and the notices given), so a new process picks
+//! up where the last one stopped, and a notice is never repeated: a notice
+//! newer than the load it is about, saying the same, settles it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::catalog::PLUGIN_NAME;
+use crate::memory::Memory;
+use crate::types::{ContentBlock, Message, SessionHistory, SkillSummary, SourceFilter};
+
+pub use skill_rules::MAX_SKILL_NOTICES;
+
+/// The source `kind` of the notices.
+pub const NOTICE_KIND: &str = "skill-notice";
+
+/// The source `kind` of a tool result the host recorded.
+const TOOL_KIND: &str = "tool";
+
+/// How many history references to read across the boundary at a time.
+const HISTORY_PAGE: u32 = 64;
+
+/// The notice for a skill whose instructions changed after the model loaded them.
+pub fn changed_text(name: &str) -> String {
+    format!(
+        "<system-reminder>\nThe instructions of skill `{name}` changed after you loaded them. Call the `skill` tool with the name `{name}` again before following them further.\n</system-reminder>"
+    )
+}
+
+/// The notice for a loaded skill that is gone, or no longer the model's to invoke.
+pub fn gone_text(name: &str) -> String {
+    format!(
+        "<system-reminder>\nSkill `{name}` is no longer available. The instructions you loaded for it earlier no longer apply; do not follow them.\n</system-reminder>"
+    )
+}
+
+/// The reminder of skills loaded earlier whose results compaction hid.
+pub fn reload_text(names: &[&str]) -> String {
+    let listed: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    format!(
+        "<system-reminder>\nYou loaded these skills earlier in this session, but their instructions are no longer in view: {}. Call the `skill` tool again for each one before relying on it.\n</system-reminder>",
+        listed.join(", ")
+    )
+}
+
+/// What the registry says of one skill now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillVersion {
+    /// The provider that wins its name.
+    pub provider: String,
+    /// Its body's digest, when the provider knows it.
+    pub body_digest: Option<String>,
+    /// Whether the model may load it.
+    pub model_invocable: bool,
+}
+
+/// The current version of every skill of one snapshot, by name.
+pub type Versions = BTreeMap<String, SkillVersion>;
+
+/// The versions of a snapshot's winners.
+pub fn versions_of(skills: &[SkillSummary]) -> Versions {
+    skills
+        .iter()
+        .map(|skill| {
+            let version = SkillVersion {
+                provider: skill.provider.clone(),
+                body_digest: skill.body_digest.clone(),
+                model_invocable: skill.invocation.model_invocable,
+            };
+            (skill.name.clone(), version)
+        })
+        .collect()
+}
+
+/// What one history message is, for this module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// A recorded `skill` result: which body the model got.
+    Load { name: String, provider: String, body_digest: Option<String> },
+    /// A notice given about one skill.
+    About { name: String, state: State },
+    /// A reminder of these skills.
+    Reload { names: Vec<String> },
+    /// Anything else.
+    Other,
+}
+
+/// How a loaded skill stands against the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// Now served by this provider with this body.
+    Changed { provider: String, body_digest: Option<String> },
+    /// Gone, or no longer model-invocable.
+    Gone,
+}
+
+impl Event {
+    /// Reads a message's source.
+    pub fn of(message: &Message) -> Self {
+        let Ok(source) = serde_json::from_str::<Value>(&message.source) else {
+            return Self::Other;
+        };
+        let text = |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        match source.get("kind").and_then(Value::as_str) {
+            Some(TOOL_KIND) => {
+                let Some(loaded) = source.get("loaded") else { return Self::Other };
+                match (text(loaded, "name"), text(loaded, "provider")) {
+                    (Some(name), Some(provider)) => {
+                        Self::Load { name, provider, body_digest: text(loaded, "bodyDigest") }
+                    }
+                    _ => Self::Other,
+                }
+            }
+            Some(NOTICE_KIND) => match (source.get("form").and_then(Value::as_str), text(&source, "name")) {
+                (Some("changed"), Some(name)) => match text(&source, "provider") {
+                    Some(provider) => Self::About {
+                        name,
+                        state: State::Changed { provider, body_digest: text(&source, "bodyDigest") },
+                    },
+                    None => Self::Other,
+                },
+                (Some("gone"), Some(name)) => Self::About { name, state: State::Gone },
+                (Some("reload"), _) => {
+                    let names = source.get("names").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+                    Self::Reload { names: names.iter().filter_map(|name| name.as_str().map(str::to_owned)).collect() }
+                }
+                _ => Self::Other,
+            },
+            _ => Self::Other,
+        }
+    }
+}
+
+/// What the history says of the skills loaded: for each name, its newest
+/// load, the newest notice after it, and whether a visible reminder after it
+/// named it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadedHistory {
+    skills: BTreeMap<String, Loaded>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Loaded {
+    provider: String,
+    body_digest: Option<String>,
+    visible: bool,
+    /// The newest changed or gone notice given after this load.
+    noticed: Option<State>,
+    /// A visible reminder after this load names it.
+    reminded: bool,
+}
+
+impl LoadedHistory {
+    /// Scans the session's recorded loads and notices, newest first. A
+    /// message is read (and parsed) once per instance.
+    pub fn scan(session: &impl SessionHistory, key: u64, memory: &mut Memory) -> Self {
+        let filters = [
+            SourceFilter { kind: TOOL_KIND.to_owned(), plugin: Some(PLUGIN_NAME.to_owned()) },
+            SourceFilter { kind: NOTICE_KIND.to_owned(), plugin: None },
+        ];
+        // Newer than any load of the name seen so far (the scan goes newest first).
+        let mut noticed: BTreeMap<String, State> = BTreeMap::new();
+        let mut reminded: BTreeSet<String> = BTreeSet::new();
+        let mut history = Self::default();
+        let mut before = None;
+        loop {
+            let page = session.list_user_messages(&filters, before, HISTORY_PAGE);
+            for reference in &page.refs {
+                let event = match memory.loaded_event(key, reference.seq) {
+                    Some(known) => known,
+                    None => {
+                        let event =
+                            Rc::new(session.get_user_message(reference.seq).map_or(Event::Other, |m| Event::of(&m)));
+                        memory.remember_loaded_event(key, reference.seq, Rc::clone(&event));
+                        event
+                    }
+                };
+                match &*event {
+                    Event::Load { name, provider, body_digest } if !history.skills.contains_key(name) => {
+                        let loaded = Loaded {
+                            provider: provider.clone(),
+                            body_digest: body_digest.clone(),
+                            visible: reference.visible,
+                            noticed: noticed.remove(name),
+                            reminded: reminded.contains(name),
+                        };
+                        history.skills.insert(name.clone(), loaded);
+                    }
+                    Event::About { name, state } if !history.skills.contains_key(name) => {
+                        noticed.entry(name.clone()).or_insert_with(|| state.clone());
+                    }
+                    Event::Reload { names } if reference.visible => {
+                        reminded.extend(names.iter().filter(|name| !history.skills.contains_key(*name)).cloned());
+                    }
+                    _ => {}
+                }
+            }
+            match page.next {
+                // A cursor that does not move back would loop forever: a host bug, stop.
+                Some(next) if before.is_none_or(|previous| next < previous) => before = Some(next),
+                _ => return history,
+            }
+        }
+    }
+
+    /// The messages to add for `current`, the registry's versions: at most
+    /// [`MAX_SKILL_NOTICES`] notices (the rest follow on later steps), in
+    /// name order, then one reminder naming every skill whose result
+    /// compaction hid and which is still the model's to load.
+    pub fn notices(&self, current: &Versions) -> Vec<Message> {
+        let mut messages = Vec::new();
+        let mut reload = Vec::new();
+        for (name, loaded) in &self.skills {
+            let now = current.get(name).filter(|version| version.model_invocable);
+            if !loaded.visible {
+                if now.is_some() && !loaded.reminded {
+                    reload.push(name.as_str());
+                }
+                continue;
+            }
+            let state = match now {
+                None => State::Gone,
+                Some(version) if version.provider != loaded.provider => {
+                    State::Changed { provider: version.provider.clone(), body_digest: version.body_digest.clone() }
+                }
+                Some(version) => match (&version.body_digest, &loaded.body_digest) {
+                    (Some(now), Some(then)) if now != then => {
+                        State::Changed { provider: version.provider.clone(), body_digest: Some(now.clone()) }
+                    }
+                    // The same body, or no way to tell.
+                    _ => continue,
+                },
+            };
+            if loaded.noticed.as_ref() == Some(&state) || messages.len() == MAX_SKILL_NOTICES {
+                continue;
+            }
+            messages.push(notice(name, &state));
+        }
+        if !reload.is_empty() {
+            let source = serde_json::json!({"kind": NOTICE_KIND, "form": "reload", "names": reload});
+            messages
+                .push(Message { source: source.to_string(), content: vec![ContentBlock::Text(reload_text(&reload))] });
+        }
+        messages
+    }
+}
+
+/// The notice about `name` in `state`, with the source that lets a later
+/// step recognise it.
+fn notice(name: &str, state: &State) -> Message {
+    let (source, text) = match state {
+        State::Changed { provider, body_digest } => {
+            let mut source =
+                serde_json::json!({"kind": NOTICE_KIND, "form": "changed", "name": name, "provider": provider});
+            if let Some(digest) = body_digest {
+                source["bodyDigest"] = Value::String(digest.clone());
+            }
+            (source, changed_text(name))
+        }
+        State::Gone => (serde_json::json!({"kind": NOTICE_KIND, "form": "gone", "name": name}), gone_text(name)),
+    };
+    Message { source: source.to_string(), content: vec![ContentBlock::Text(text)] }
+}
