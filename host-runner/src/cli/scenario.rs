@@ -21,7 +21,8 @@ use skill_host::message::{self, single_text};
 use skill_host::providers::memory::{self, LoadOutcome, MemoryProvider, MemorySkill};
 use skill_host::{
     Decision, HostError, InvocationPolicy, Plugin, ResourceBase, RuntimeSkill, SandboxLimits, SessionHeader,
-    SessionLog, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolOutcome, ToolView, run_step,
+    SessionLog, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolOutcome, ToolView,
+    record_tool_result, run_step,
 };
 
 /// The cwd of a scenario that names none.
@@ -387,10 +388,15 @@ impl Scenario {
                 let outcome = run_step(plugin, registry, session, &input, proposed)?;
                 Ok(decision_record(&outcome))
             }
-            Step::Invoke(Invoke { arguments }) => Ok(match plugin.invoke(registry, Some(&self.cwd), arguments)? {
-                ToolOutcome::Success { value, text, .. } => json!({"ok": value, "text": text}),
-                ToolOutcome::Error { text } => json!({ "error": text }),
-            }),
+            Step::Invoke(Invoke { arguments }) => {
+                let outcome = plugin.invoke(registry, Some(&self.cwd), arguments)?;
+                // Recorded as a harness (and `skill-host load --session`) records it.
+                record_tool_result(&mut lock(session), &outcome)?;
+                Ok(match outcome {
+                    ToolOutcome::Success { value, text, .. } => json!({"ok": value, "text": text}),
+                    ToolOutcome::Error { text } => json!({ "error": text }),
+                })
+            }
             Step::Compact => {
                 lock(session).compact(COMPACTION_SUMMARY)?;
                 Ok(json!({}))

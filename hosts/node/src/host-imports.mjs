@@ -28,6 +28,7 @@ function summary(candidate) {
     provider: candidate.provider,
     source: candidate.source,
     path: candidate.path ?? undefined,
+    bodyDigest: candidate.bodyDigest ?? undefined,
   };
 }
 
@@ -117,6 +118,7 @@ export class CallContext {
       resourceBase: resourceBaseToWit(skill.resourceBase),
       path: skill.path ?? undefined,
       content: definition.content,
+      bodyDigest: skill.bodyDigest ?? undefined,
     });
   }
 

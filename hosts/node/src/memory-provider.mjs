@@ -4,7 +4,7 @@
 // Rust host's, so a tool error reads the same in both hosts.
 
 import { asI64, F64, formatF64, isObject, stringify } from './json.mjs';
-import { ProviderError } from './registry.mjs';
+import { bodyDigest, ProviderError } from './registry.mjs';
 
 /** The rank of a scenario skill that names none. */
 export const DEFAULT_RANK = 100n;
@@ -129,6 +129,8 @@ export class MemoryProvider {
       resourceBase: null,
       rank,
       path: null,
+      // What identifies the body: the digest of the string `content`.
+      bodyDigest: typeof fields.content === 'string' ? bodyDigest(fields.content) : null,
     };
   }
 

@@ -2,6 +2,8 @@
 // everything it returns checked before use. Messages are user-message `data`
 // objects as the session log stores them (`content`, `source`, `role`, `id`);
 // a decision is `{ enter: [data…] }` or `{ reject: reason | null }`.
+// A tool call's outcome is `{ ok, text, loaded }` (`loaded`: `{ name,
+// provider, bodyDigest }` or null) or `{ error }`.
 
 import { HostError } from './errors.mjs';
 import { CallContext, contentToWit } from './host-imports.mjs';
@@ -9,7 +11,7 @@ import { isObject, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
 import { isSkillName } from './registry.mjs';
 import { DEFAULT_LIMITS, Sandbox } from './sandbox.mjs';
-import { newMessageId } from './session.mjs';
+import { newMessageId, TOOL_RESULT } from './session.mjs';
 
 /** The source of the catalog messages the plugin writes (docs/spec.md §3.1). */
 export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-skill' });
@@ -19,6 +21,25 @@ export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-
  * not load (docs/spec.md §3.10; `INVOCATION_NOTE_SOURCE` in rules/src/lib.rs).
  */
 export const INVOCATION_NOTE_SOURCE = Object.freeze({ kind: 'skill-invocation', form: 'not-loaded' });
+
+/** The source `kind` of a skill notice (docs/spec.md §3.12). */
+export const NOTICE_KIND = 'skill-notice';
+
+/**
+ * The longest body digest a plugin may hand back (`sha256:` and 64 hex
+ * digits is 71); host-runner/src/plugin.rs `MAX_DIGEST_BYTES`.
+ */
+export const MAX_DIGEST_BYTES = 128;
+
+/** A body digest a plugin may hand back: up to `MAX_DIGEST_BYTES` of printable ASCII (0x21..=0x7e). */
+export function isDigest(digest) {
+  if (typeof digest !== 'string' || digest.length > MAX_DIGEST_BYTES) return false;
+  for (let i = 0; i < digest.length; i++) {
+    const code = digest.charCodeAt(i);
+    if (code < 0x21 || code > 0x7e) return false;
+  }
+  return true;
+}
 
 /** A user-message `data` object with one text block and a fresh id. */
 export function userMessage(source, text) {
@@ -97,7 +118,12 @@ export class Plugin {
     return { decision: applyDecision(decision, step, this.#check('pre-step')) };
   }
 
-  /** Calls the `skill` tool with the model's JSON `argumentsText`: `{ ok, text }` or `{ error }`. */
+  /**
+   * Calls the `skill` tool with the model's JSON `argumentsText`: `{ ok,
+   * text, loaded }` or `{ error }`. `loaded` is what the plugin asked the host
+   * to record of the load (`{ name, provider, bodyDigest }`, the digest a
+   * string or null), or null.
+   */
   async invoke(registry, cwd, argumentsText) {
     const host = new CallContext({ registry, cwd: cwd ?? null });
     const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], host);
@@ -115,7 +141,12 @@ export class Plugin {
             : { kind: 'opaque', description: base.val };
     }
     ok.content = value.content;
-    return { ok, text };
+    const recorded = returned.val.loaded;
+    const loaded =
+      recorded === undefined || recorded === null
+        ? null
+        : { name: recorded.name, provider: recorded.provider, bodyDigest: recorded.bodyDigest ?? null };
+    return { ok, text, loaded };
   }
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
@@ -148,8 +179,9 @@ function messageToWit(data) {
  * reject cannot be changed; an enter may keep proposed messages (by index, in
  * their order, each once) and add at most one catalog with the plugin's own
  * source, plus one skill injection per distinct `/name` a user wrote in a
- * proposed message, plus at most one note naming the skills it did not load.
- * `step` is `{ decided, decisions }` as the `step` imports recorded it.
+ * proposed message, plus at most one note naming the skills it did not load,
+ * plus skill notices (docs/spec.md §3.12): at most one changed or gone notice
+ * per skill and at most one reload notice. `step` is `{ decided, decisions }` as the `step` imports recorded it.
  */
 export function applyDecision(proposed, step, check) {
   const invalid = (reason) => HostError.invalidOutput('pre-step', reason);
@@ -166,6 +198,8 @@ export function applyDecision(proposed, step, check) {
   let notes = 0;
   let addedCount = 0;
   const injected = [];
+  const noticed = [];
+  let reloads = 0;
   const messages = [];
   for (const { tag, val } of step.decided) {
     if (tag === 'proposed') {
@@ -187,6 +221,15 @@ export function applyDecision(proposed, step, check) {
     } else if (added.note) {
       notes += 1;
       if (notes > 1) throw invalid('more than one invocation note was added');
+    } else if (added.notice) {
+      const { about } = added.notice;
+      if (about === null) {
+        reloads += 1;
+        if (reloads > 1) throw invalid('more than one reload notice was added');
+      } else {
+        if (noticed.includes(about)) throw invalid(`skill "${about}" got more than one notice`);
+        noticed.push(about);
+      }
     } else {
       const { name } = added;
       if (!invocable.includes(name) || injected.includes(name)) {
@@ -204,7 +247,7 @@ export function applyDecision(proposed, step, check) {
  * the caps; a success names a valid skill, the one the arguments asked for,
  * and a provider; an error reads `Error: …` as the model must see it.
  */
-function validateToolResult(returned, argumentsText, check) {
+export function validateToolResult(returned, argumentsText, check) {
   const invalid = (reason) => HostError.invalidOutput('invoke', reason);
   if (returned.tag === 'err') {
     check.text(() => 'the error text', returned.val);
@@ -235,6 +278,51 @@ function validateToolResult(returned, argumentsText, check) {
     throw invalid(`the value is skill "${value.name}", but the arguments asked for ${asked}`);
   }
   if (value.provider === '') throw invalid(`the value of skill "${value.name}" names no provider`);
+  const { loaded } = returned.val;
+  if (loaded !== undefined && loaded !== null) {
+    if (loaded.name !== value.name || loaded.provider !== value.provider) {
+      throw invalid(`the load it records is skill "${loaded.name}" of provider "${loaded.provider}", not the value's`);
+    }
+    if (loaded.bodyDigest !== undefined && loaded.bodyDigest !== null && !isDigest(loaded.bodyDigest)) {
+      throw invalid(
+        `the load it records has a body digest that is not up to ${MAX_DIGEST_BYTES} printable ASCII characters`,
+      );
+    }
+  }
+}
+
+/**
+ * The `data` of the `tool/result` event that records a `skill` call, in
+ * DeepSeek Harness's shape (host-runner/src/step.rs `record_tool_result`): a
+ * message with a fresh call id whose one block carries the text the model
+ * sees, `isError` set for a tool error. When the plugin asked to record the
+ * load, the source also names the plugin and what it loaded.
+ */
+export function toolResultData(outcome) {
+  const callId = `call-${newMessageId()}`;
+  const isError = 'error' in outcome;
+  const source = { kind: 'tool', callId };
+  if (!isError && outcome.loaded !== undefined && outcome.loaded !== null) {
+    const { name, provider, bodyDigest } = outcome.loaded;
+    const record = { name, provider };
+    if (bodyDigest !== undefined && bodyDigest !== null) record.bodyDigest = bodyDigest;
+    source.plugin = CATALOG_SOURCE.plugin;
+    source.loaded = record;
+  }
+  const text = isError ? outcome.error : outcome.text;
+  return {
+    message: {
+      id: newMessageId(),
+      role: 'user',
+      source,
+      content: [{ type: 'tool-result', toolCallId: callId, isError, content: [{ type: 'text', text }] }],
+    },
+  };
+}
+
+/** Records a `skill` call's outcome in `session` (a `SessionLog`) as a `tool/result` on the visible surface. */
+export function recordToolResult(session, outcome) {
+  return session.appendEvent(TOOL_RESULT, toolResultData(outcome), 'append');
 }
 
 function addedMessage(message, invalid) {
@@ -256,6 +344,15 @@ function addedMessage(message, invalid) {
   if (keys.length === 2 && source.kind === note.kind && source.form === note.form) {
     return { note: true, data: userMessage(source, text) };
   }
+  if (isObject(source) && source.kind === NOTICE_KIND) {
+    const notice = skillNotice(source);
+    if (notice === null) {
+      throw invalid(
+        `an added skill notice has source ${stringify(source)}, which is not a changed, gone or reload notice`,
+      );
+    }
+    return { notice, data: userMessage(source, text) };
+  }
   const invocation =
     keys.length === 3 &&
     typeof source.name === 'string' &&
@@ -265,6 +362,32 @@ function addedMessage(message, invalid) {
   throw invalid(
     `an added message has source ${stringify(source)}; the plugin may only write ${stringify(CATALOG_SOURCE)} or a skill invocation`,
   );
+}
+
+/**
+ * Reads a skill notice's source (its `kind` is `skill-notice`): exactly the
+ * fields of its form. Returns `{ about: name }` for a changed or gone notice,
+ * `{ about: null }` for a reload notice, null for anything else.
+ */
+function skillNotice(source) {
+  const count = Object.keys(source).length;
+  const has = (key) => Object.hasOwn(source, key);
+  const named = () => (has('name') && isSkillName(source.name) ? { about: source.name } : null);
+  const form = has('form') ? source.form : undefined;
+  if (form === 'changed') {
+    const digest = !has('bodyDigest') || isDigest(source.bodyDigest);
+    const provider = has('provider') && typeof source.provider === 'string' && source.provider !== '';
+    const expected = 4 + (has('bodyDigest') ? 1 : 0);
+    return digest && provider && count === expected ? named() : null;
+  }
+  if (form === 'gone') return count === 3 ? named() : null;
+  if (form === 'reload') {
+    const names = has('names') ? source.names : undefined;
+    if (!Array.isArray(names) || names.length === 0 || count !== 3) return null;
+    const valid = names.every((name, at) => isSkillName(name) && !names.slice(0, at).includes(name));
+    return valid ? { about: null } : null;
+  }
+  return null;
 }
 
 // Rust's `char::is_whitespace` (Unicode White_Space) plus U+FEFF.

@@ -7,7 +7,10 @@
 // `load` returns a definition `{ summary, content }`, `null`, or throws.
 // A candidate is `{ name, description, whenToUse, invocation: {
 // modelInvocable, userInvocable }, source, provider, resourceBase, rank
-// (BigInt), path }`.
+// (BigInt), path, bodyDigest (a string, or null when the provider cannot
+// tell) }`.
+
+import { createHash } from 'node:crypto';
 
 import { compareCodePoints } from './json.mjs';
 
@@ -16,6 +19,14 @@ export const DEFAULT_CACHE_CAPACITY = 128;
 /** The provider name and rank of runtime skills. */
 export const RUNTIME_PROVIDER = 'runtime';
 export const RUNTIME_RANK = 250n;
+
+/**
+ * The digest of a skill body: `sha256:` and the SHA-256 of its UTF-8 bytes in
+ * lowercase hex (host-runner/src/registry/types.rs `body_digest`).
+ */
+export function bodyDigest(body) {
+  return `sha256:${createHash('sha256').update(body, 'utf8').digest('hex')}`;
+}
 
 /** A provider's failure, in its own words (the model sees `Error: <message>`). */
 export class ProviderError extends Error {}
@@ -68,6 +79,7 @@ export class RuntimeSkill {
       resourceBase: this.resourceBase,
       rank: RUNTIME_RANK,
       path: null,
+      bodyDigest: bodyDigest(this.content),
     };
   }
 }

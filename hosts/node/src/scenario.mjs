@@ -21,7 +21,7 @@
 import { HostError, ScenarioError } from './errors.mjs';
 import { asU64, duplicateKeys, isObject, parse, stringify } from './json.mjs';
 import { invocationPolicy, MemoryProvider, resourceBase } from './memory-provider.mjs';
-import { Plugin, singleText, userMessage } from './plugin.mjs';
+import { Plugin, recordToolResult, singleText, userMessage } from './plugin.mjs';
 import { RegistryFailure, RuntimeSkill, SkillRegistry } from './registry.mjs';
 import { newMessageId, SessionError, SessionLog } from './session.mjs';
 
@@ -259,6 +259,9 @@ export class Scenario {
       }
       case 'invoke': {
         const outcome = await plugin.invoke(registry, this.cwd, step.argumentsText);
+        // The call is recorded in the session as a harness records it
+        // (host-runner/src/step.rs `record_tool_result`), so later steps read it.
+        guardSession(() => recordToolResult(session, outcome));
         return 'error' in outcome ? { error: outcome.error } : { ok: outcome.ok, text: outcome.text };
       }
       case 'compact':

@@ -1,8 +1,14 @@
 // A DeepSeek Harness session log kept in memory (docs/spec.md §5): events in the
 // harness's JSONL shape (`{"type","seq","time","data","surfaceOp"?,
-// "sourceEventSeqs"?}` after a `{"type":"session",…}` header), user messages
-// indexed by source kind for the plugin's paging, and the model-visible
-// surface as the fold of the `surfaceOp` markers.
+// "sourceEventSeqs"?}` after a `{"type":"session",…}` header), user-role
+// messages indexed by source kind for the plugin's paging, and the
+// model-visible surface as the fold of the `surfaceOp` markers.
+//
+// User-role messages are the `user/message` events and the message of each
+// `tool/result` event whose `data.message.source.plugin` is a string (a
+// plugin's record of its own tool's call, such as a skill load;
+// host-runner/src/session/index.rs): an ordinary tool result is not indexed
+// and leaves the history version alone.
 
 import { randomBytes } from 'node:crypto';
 
@@ -11,6 +17,7 @@ import { isObject, stringify } from './json.mjs';
 /** The types of events that may carry a `surfaceOp` and join the surface. */
 const MESSAGE_EVENT_TYPES = ['user/message', 'assistant/message', 'tool/result'];
 export const USER_MESSAGE = 'user/message';
+export const TOOL_RESULT = 'tool/result';
 /** What errors of an in-memory session name instead of a file. */
 const IN_MEMORY_PATH = '<in-memory session>';
 
@@ -105,7 +112,7 @@ export class SessionLog {
   header;
   /** Every event line, as the harness writes it. */
   events = [];
-  /** `{ seq, source, content }` of each user message, in seq order. */
+  /** `{ seq, source, content }` of each user-role message, in seq order. */
   userMessages = [];
   /** Positions in `userMessages` per source `kind`, ascending. */
   byKind = new Map();
@@ -113,8 +120,8 @@ export class SessionLog {
   /** Identifies this log among the logs of this process. */
   key;
   /**
-   * Bumped by every user message appended and every replacement of part of
-   * the surface: the only changes that can alter which catalogs were
+   * Bumped by every user-role message appended and every replacement of
+   * part of the surface: the only changes that can alter which catalogs were
    * published and which are visible (the step context's `history-version`).
    */
   historyVersion = 0n;
@@ -139,7 +146,7 @@ export class SessionLog {
     return (this.byKind.get(kind) ?? []).map((position) => this.userMessages[position]);
   }
 
-  /** The user message with this seq, or undefined. */
+  /** The user-role message with this seq, or undefined. */
   userMessage(seq) {
     let low = 0;
     let high = this.userMessages.length;
@@ -226,15 +233,17 @@ export class SessionLog {
     this.surface = surface;
     for (const line of planned) {
       this.events.push(line);
-      if (line.type === USER_MESSAGE) this.#index(line);
-      if (line.type === USER_MESSAGE || (line.surfaceOp !== undefined && line.surfaceOp !== 'append')) {
+      const message = userRoleMessage(line);
+      if (message !== null) this.#index(line.seq, message);
+      if (message !== null || (line.surfaceOp !== undefined && line.surfaceOp !== 'append')) {
         this.historyVersion += 1n;
       }
     }
     return planned.map((line) => line.seq);
   }
 
-  #index({ seq, data }) {
+  /** Indexes a user-role message: `data` is a user message's, or a tool result's `data.message`. */
+  #index(seq, data) {
     const source = isObject(data) && data.source !== undefined ? data.source : null;
     const content = isObject(data) && Array.isArray(data.content) ? data.content : [];
     const kind = isObject(source) && typeof source.kind === 'string' ? source.kind : '';
@@ -242,6 +251,18 @@ export class SessionLog {
     this.byKind.get(kind).push(this.userMessages.length);
     this.userMessages.push({ seq, source, content });
   }
+}
+
+/**
+ * The user-role message an event carries, or null: a user message's `data`,
+ * or the `data.message` of a tool result whose source names a `plugin`.
+ */
+function userRoleMessage({ type, data }) {
+  if (type === USER_MESSAGE) return data;
+  if (type !== TOOL_RESULT || !isObject(data) || !Object.hasOwn(data, 'message')) return null;
+  const { message } = data;
+  const source = isObject(message) ? message.source : undefined;
+  return isObject(source) && typeof source.plugin === 'string' ? message : null;
 }
 
 function eventProblem({ type, data, op }) {

@@ -1,6 +1,7 @@
 // What a pre-step may add, as the Rust host checks it (host-runner/src/plugin.rs):
-// a catalog, skill injections for a user's `/name`s, and at most one note
-// naming the user-invoked skills the plugin did not load.
+// a catalog, skill injections for a user's `/name`s, at most one note naming
+// the user-invoked skills the plugin did not load, and skill notices; what a
+// tool result may record of its load, and how the result is recorded.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,7 +9,7 @@ import { test } from 'node:test';
 import { HostError } from '../src/errors.mjs';
 import { stringify } from '../src/json.mjs';
 import { DEFAULT_OUTPUT_LIMITS, OutputCheck } from '../src/output.mjs';
-import { applyDecision, userMessage } from '../src/plugin.mjs';
+import { applyDecision, toolResultData, userMessage, validateToolResult } from '../src/plugin.mjs';
 
 // docs/spec.md §3.10: MAX_INVOKED_SKILLS (rules/src/lib.rs).
 const MAX_INVOKED_SKILLS = 16;
@@ -83,4 +84,172 @@ test('anything else like the note keeps the refusal of a foreign source', () => 
       source,
     );
   }
+});
+
+// Skill notices (docs/spec.md §3.12; host-runner/src/plugin.rs `notice`).
+const noticeAbout = (name) => added(`{"kind":"skill-notice","form":"gone","name":"${name}"}`, ['gone']);
+
+test('skill notices are accepted only in their exact shapes and once', () => {
+  const accepted = [
+    '{"kind":"skill-notice","form":"changed","name":"a","provider":"local","bodyDigest":"sha256:00"}',
+    '{"provider":"p","name":"b","form":"changed","kind":"skill-notice"}',
+    '{"kind":"skill-notice","form":"gone","name":"c"}',
+    '{"kind":"skill-notice","form":"reload","names":["d","e"]}',
+  ];
+  const { enter } = apply([], accepted.map((source) => added(source, ['text'])));
+  assert.equal(enter.length, 4);
+  assert.equal(stringify(enter[2].source), '{"form":"gone","kind":"skill-notice","name":"c"}');
+  assert.deepEqual(enter[2].content, [{ type: 'text', text: 'text' }]);
+  assert.equal(enter[2].role, 'user');
+  for (const [bad, shown] of [
+    ['{"kind":"skill-notice","form":"gone","name":"Bad"}', '{"form":"gone","kind":"skill-notice","name":"Bad"}'],
+    ['{"kind":"skill-notice","form":"gone","name":"c","extra":1}', '{"extra":1,"form":"gone","kind":"skill-notice","name":"c"}'],
+    ['{"kind":"skill-notice","form":"gone","names":"c"}', '{"form":"gone","kind":"skill-notice","names":"c"}'],
+    ['{"kind":"skill-notice","form":"changed","name":"a"}', '{"form":"changed","kind":"skill-notice","name":"a"}'],
+    [
+      '{"kind":"skill-notice","form":"changed","name":"a","provider":""}',
+      '{"form":"changed","kind":"skill-notice","name":"a","provider":""}',
+    ],
+    [
+      '{"kind":"skill-notice","form":"changed","name":"a","provider":7}',
+      '{"form":"changed","kind":"skill-notice","name":"a","provider":7}',
+    ],
+    [
+      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"has space"}',
+      '{"bodyDigest":"has space","form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
+    ],
+    [
+      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":7}',
+      '{"bodyDigest":7,"form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
+    ],
+    [
+      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":null}',
+      '{"bodyDigest":null,"form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
+    ],
+    [
+      `{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"${'x'.repeat(129)}"}`,
+      `{"bodyDigest":"${'x'.repeat(129)}","form":"changed","kind":"skill-notice","name":"a","provider":"p"}`,
+    ],
+    [
+      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"sha256:é"}',
+      '{"bodyDigest":"sha256:é","form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
+    ],
+    ['{"kind":"skill-notice","form":"reload","names":[]}', '{"form":"reload","kind":"skill-notice","names":[]}'],
+    ['{"kind":"skill-notice","form":"reload","names":["d","d"]}', '{"form":"reload","kind":"skill-notice","names":["d","d"]}'],
+    ['{"kind":"skill-notice","form":"reload","names":["d",1]}', '{"form":"reload","kind":"skill-notice","names":["d",1]}'],
+    ['{"kind":"skill-notice","form":"reload","names":"d"}', '{"form":"reload","kind":"skill-notice","names":"d"}'],
+    [
+      '{"kind":"skill-notice","form":"reload","names":["d"],"name":"d"}',
+      '{"form":"reload","kind":"skill-notice","name":"d","names":["d"]}',
+    ],
+    ['{"kind":"skill-notice","form":"stale","name":"c"}', '{"form":"stale","kind":"skill-notice","name":"c"}'],
+    ['{"kind":"skill-notice","form":["gone"],"name":"c"}', '{"form":["gone"],"kind":"skill-notice","name":"c"}'],
+    ['{"kind":"skill-notice"}', '{"kind":"skill-notice"}'],
+  ]) {
+    assert.throws(
+      () => apply([], [added(bad, ['text'])]),
+      refused(`an added skill notice has source ${shown}, which is not a changed, gone or reload notice`),
+      bad,
+    );
+  }
+  assert.throws(() => apply([], [noticeAbout('a'), noticeAbout('a')]), refused('skill "a" got more than one notice'));
+  const changed = added('{"kind":"skill-notice","form":"changed","name":"a","provider":"p"}', ['changed']);
+  assert.throws(() => apply([], [changed, noticeAbout('a')]), refused('skill "a" got more than one notice'));
+  // A reload names skills without counting as their notice.
+  const reload = added('{"kind":"skill-notice","form":"reload","names":["a"]}', ['r']);
+  assert.equal(apply([], [noticeAbout('a'), reload]).enter.length, 2);
+  assert.throws(() => apply([], [reload, reload]), refused('more than one reload notice was added'));
+  assert.throws(
+    () => apply([], [added(accepted[2], ['a', 'b'])]),
+    refused('an added message must be exactly one text block'),
+  );
+  // A kind that is not the notice's string keeps the foreign-source refusal.
+  assert.throws(
+    () => apply([], [added('{"kind":["skill-notice"],"form":"gone","name":"c"}', ['t'])]),
+    refused(
+      'an added message has source {"form":"gone","kind":["skill-notice"],"name":"c"}; the plugin may only write {"kind":"plugin","plugin":"dsh-tool-skill"} or a skill invocation',
+    ),
+  );
+});
+
+test('the default cap holds a catalog, the notices, the reload, every injection and the note', () => {
+  // docs/spec.md §3.12: MAX_SKILL_NOTICES (rules/src/lib.rs).
+  const MAX_SKILL_NOTICES = 8;
+  const names = Array.from({ length: 70 }, (_, index) => `s${index + 1}`);
+  const decided = [
+    { tag: 'proposed', val: 0 },
+    added('{"kind":"plugin","plugin":"dsh-tool-skill"}', ['catalog']),
+    ...Array.from({ length: MAX_SKILL_NOTICES }, (_, index) => noticeAbout(`n${index}`)),
+    added('{"kind":"skill-notice","form":"reload","names":["r"]}', ['reload']),
+    ...names.slice(0, MAX_INVOKED_SKILLS).map(injection),
+    added(NOTE, ['Not loaded: /s17, …']),
+  ];
+  assert.ok(DEFAULT_OUTPUT_LIMITS.maxAddedMessages >= decided.length - 1);
+  assert.equal(apply(names, decided).enter.length, decided.length);
+});
+
+// Tool results (host-runner/src/plugin.rs `validate_tool_result`).
+const invokeRefused = (reason) => (error) =>
+  error instanceof HostError && error.message === `plugin call \`invoke\` returned invalid output: ${reason}`;
+
+function success(loaded) {
+  return { tag: 'ok', val: { value: { name: 'a', provider: 'p', content: 'body' }, text: 'text', loaded } };
+}
+
+const validate = (returned) =>
+  validateToolResult(returned, '{"name":"a"}', new OutputCheck('invoke', DEFAULT_OUTPUT_LIMITS));
+
+test('a recorded load names the value and carries a printable digest', () => {
+  validate(success(undefined));
+  validate(success({ name: 'a', provider: 'p', bodyDigest: undefined }));
+  validate(success({ name: 'a', provider: 'p', bodyDigest: `sha256:${'0'.repeat(64)}` }));
+  validate(success({ name: 'a', provider: 'p', bodyDigest: '!'.repeat(128) }));
+  validate(success({ name: 'a', provider: 'p', bodyDigest: '' }));
+  for (const [name, provider] of [['b', 'p'], ['a', 'q'], ['a', '']]) {
+    assert.throws(
+      () => validate(success({ name, provider, bodyDigest: undefined })),
+      invokeRefused(`the load it records is skill "${name}" of provider "${provider}", not the value's`),
+    );
+  }
+  for (const digest of ['~'.repeat(129), 'sha256:a b', 'sha256:\u007f', 'sha256:\t', 'sha256:é', 'x\u{1F600}']) {
+    assert.throws(
+      () => validate(success({ name: 'a', provider: 'p', bodyDigest: digest })),
+      invokeRefused('the load it records has a body digest that is not up to 128 printable ASCII characters'),
+      digest,
+    );
+  }
+  // The value is checked first.
+  assert.throws(
+    () =>
+      validateToolResult(
+        success({ name: 'b', provider: 'p' }),
+        '{"name":"b"}',
+        new OutputCheck('invoke', DEFAULT_OUTPUT_LIMITS),
+      ),
+    invokeRefused('the value is skill "a", but the arguments asked for "b"'),
+  );
+});
+
+test('a tool result is recorded as the harness records it, the load in its source', () => {
+  const plain = toolResultData({ ok: {}, text: 'Loaded.', loaded: null });
+  const { message } = plain;
+  assert.equal(message.role, 'user');
+  assert.match(message.source.callId, /^call-[0-9a-f-]{36}$/);
+  assert.deepEqual(Object.keys(message.source).sort(), ['callId', 'kind']);
+  assert.equal(message.source.kind, 'tool');
+  assert.deepEqual(message.content, [
+    { type: 'tool-result', toolCallId: message.source.callId, isError: false, content: [{ type: 'text', text: 'Loaded.' }] },
+  ]);
+  const recorded = toolResultData({ ok: {}, text: 'Loaded.', loaded: { name: 'a', provider: 'p', bodyDigest: 'sha256:00' } });
+  const { source } = recorded.message;
+  assert.equal(
+    stringify({ ...source, callId: 'c' }),
+    '{"callId":"c","kind":"tool","loaded":{"bodyDigest":"sha256:00","name":"a","provider":"p"},"plugin":"dsh-tool-skill"}',
+  );
+  const undigested = toolResultData({ ok: {}, text: 'Loaded.', loaded: { name: 'a', provider: 'p', bodyDigest: null } });
+  assert.equal(stringify(undigested.message.source.loaded), '{"name":"a","provider":"p"}');
+  const failed = toolResultData({ error: 'Error: no such skill' });
+  assert.deepEqual(Object.keys(failed.message.source).sort(), ['callId', 'kind']);
+  assert.equal(failed.message.content[0].isError, true);
+  assert.deepEqual(failed.message.content[0].content, [{ type: 'text', text: 'Error: no such skill' }]);
 });

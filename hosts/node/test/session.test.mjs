@@ -3,6 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
+import { CallContext } from '../src/host-imports.mjs';
+import { stringify } from '../src/json.mjs';
+import { recordToolResult } from '../src/plugin.mjs';
 import { SessionLog, SurfaceFold } from '../src/session.mjs';
 
 const user = (text) => ({ content: [{ type: 'text', text }], source: { kind: 'user' }, role: 'user', id: `id-${text}` });
@@ -33,4 +36,68 @@ test('compaction hides the whole surface; the log is harness JSONL', () => {
 
 test('session keys are unique in the process', () => {
   assert.notEqual(new SessionLog(null).key, new SessionLog(null).key);
+});
+
+// Plugin-named tool results are user-role messages (host-runner/src/session/index.rs).
+const toolResult = (callId, extra = {}) => ({
+  message: {
+    id: `m-${callId}`,
+    role: 'user',
+    source: { kind: 'tool', callId, ...extra },
+    content: [{ type: 'tool-result', toolCallId: callId, isError: false, content: [{ type: 'text', text: 'r' }] }],
+  },
+});
+
+test('a tool result whose source names a plugin is indexed as a user-role message, others are not', () => {
+  const log = new SessionLog(null);
+  let version = log.historyVersion;
+  const ordinary = log.appendEvent('tool/result', toolResult('c'), 'append');
+  assert.equal(log.historyVersion, version, 'an ordinary result leaves the history alone');
+  assert.equal(log.userMessage(ordinary), undefined);
+  for (const data of [{ message: { source: { kind: 'tool', plugin: 7 } } }, { message: 'x' }, {}, null, { message: null }]) {
+    log.appendEvent('tool/result', data, 'append');
+  }
+  assert.equal(log.historyVersion, version);
+  const loaded = { name: 'a', provider: 'local', bodyDigest: 'sha256:00' };
+  const recorded = log.appendEvent('tool/result', toolResult('d', { plugin: 'dsh-tool-skill', loaded }), 'append');
+  assert.ok(log.historyVersion > version);
+  version = log.historyVersion;
+  assert.ok(log.isVisible(recorded));
+  const message = log.userMessage(recorded);
+  assert.equal(message.source.loaded, loaded);
+  assert.equal(message.content[0].type, 'tool-result');
+  assert.deepEqual(log.userMessagesOfKind('tool').map((entry) => entry.seq), [recorded]);
+  // A message without content is indexed with none, as a user message is.
+  const bare = log.appendEvent('tool/result', { message: { source: { kind: 'tool', plugin: 'p' } } }, null);
+  assert.ok(log.historyVersion > version);
+  assert.deepEqual(log.userMessage(bare).content, []);
+  assert.ok(!log.isVisible(bare));
+  // The plugin lists and reads it back like any user message.
+  const host = new CallContext({ session: log });
+  const page = host.listUserMessages([{ kind: 'tool', plugin: 'dsh-tool-skill' }], undefined, 10);
+  assert.deepEqual(page, { refs: [{ seq: recorded, visible: true }], next: undefined });
+  assert.deepEqual(host.listUserMessages([{ kind: 'tool' }], undefined, 10).refs.map((ref) => ref.seq), [bare, recorded]);
+  const read = host.getUserMessage(recorded);
+  assert.equal(
+    read.source,
+    '{"callId":"d","kind":"tool","loaded":{"bodyDigest":"sha256:00","name":"a","provider":"local"},"plugin":"dsh-tool-skill"}',
+  );
+  assert.equal(read.content[0].tag, 'other');
+  assert.equal(
+    read.content[0].val,
+    '{"content":[{"text":"r","type":"text"}],"isError":false,"toolCallId":"d","type":"tool-result"}',
+  );
+  assert.equal(host.getUserMessage(ordinary), undefined);
+});
+
+test('a recorded skill call lands in the session as the harness writes it', () => {
+  const log = new SessionLog(null);
+  const version = log.historyVersion;
+  const seq = recordToolResult(log, { ok: {}, text: 'Loaded.', loaded: { name: 'a', provider: 'p', bodyDigest: null } });
+  assert.ok(log.historyVersion > version);
+  assert.equal(stringify(log.userMessage(seq).source.loaded), '{"name":"a","provider":"p"}');
+  const error = recordToolResult(log, { error: 'Error: no' });
+  assert.equal(log.userMessage(error), undefined);
+  const line = log.toJsonl().trimEnd().split('\n')[2];
+  assert.match(line, /^\{"type":"tool\/result","seq":1,"time":\d+,"data":\{"message":\{.*"isError":true.*\}\},"surfaceOp":"append"\}$/);
 });
