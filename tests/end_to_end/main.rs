@@ -13,6 +13,7 @@ mod disclosure;
 mod handwritten;
 mod hostile;
 mod library;
+mod loaded_skills;
 mod providers;
 mod remote;
 mod scenarios;
