@@ -52,6 +52,13 @@ struct Args {
     /// instead of the real plugin.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["native", "load"])]
     component: Option<std::path::PathBuf>,
+    /// Plugin configuration (JSON text), e.g. '{"loadedSkills":true}'.
+    #[arg(long, value_name = "JSON", default_value = "{}", conflicts_with = "native")]
+    config: String,
+    /// After the catalog, load one skill with the `skill` tool and record
+    /// the result in the session (what `loadedSkills` reads on every step).
+    #[arg(long)]
+    record_load: bool,
 }
 
 const CWD: &str = "/workspace";
@@ -67,7 +74,7 @@ fn main() -> anyhow::Result<()> {
     for (name, description, content) in &skills {
         registry.register_runtime(RuntimeSkill::new(name, description, content)).map_err(anyhow::Error::msg)?;
     }
-    let plugin = Plugin::embedded("{}", SandboxLimits::default())?;
+    let plugin = Plugin::embedded(&args.config, SandboxLimits::default())?;
     let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(CWD.to_owned())))));
     let input = StepInput { cwd: Some(CWD.into()), ..StepInput::default() };
 
@@ -86,11 +93,16 @@ fn main() -> anyhow::Result<()> {
         matches!(&first, StepOutcome::Decided(Decision::Enter(m)) if m.len() == 1),
         "the catalog was not published once: {first:?}"
     );
+    if args.record_load {
+        let arguments = json!({ "name": skills[0].0 }).to_string();
+        let outcome = plugin.invoke(&registry, Some(CWD), &arguments)?;
+        skill_host::record_tool_result(&mut session.lock().unwrap(), &outcome)?;
+    }
     {
         let mut log = session.lock().unwrap();
-        let missing = args.events - log.next_seq() as usize;
+        let missing = args.events.saturating_sub(log.next_seq() as usize);
         workload::append_history(&mut log, missing)?;
-        anyhow::ensure!(log.next_seq() as usize == args.events, "the session has {} events", log.next_seq());
+        anyhow::ensure!(log.next_seq() as usize >= args.events, "the session has {} events", log.next_seq());
         anyhow::ensure!(log.is_visible(2), "the catalog is not visible");
     }
 
@@ -163,6 +175,8 @@ fn main() -> anyhow::Result<()> {
             "component": args.component.as_ref().map(|path| path.display().to_string()),
                         "op": if args.load { "load" } else { "pre-step" },
             "growing": args.growing,
+            "config": args.config,
+            "record_load": args.record_load,
             "skills": args.skills,
             "events": args.events,
             "iterations": args.iterations,
