@@ -35,6 +35,8 @@ mod bindings;
 mod error;
 mod imports;
 pub mod lint;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod message;
 mod plugin;
 pub mod providers;

@@ -40,6 +40,7 @@ enum Command {
     Component(cli::component::ComponentArgs),
     SystemPrompt(cli::system_prompt::SystemPromptArgs),
     Expand(cli::expand::ExpandArgs),
+    Mcp(cli::mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         Command::Component(args) => args.run(&global),
         Command::SystemPrompt(args) => args.run(&global),
         Command::Expand(args) => args.run(&global),
+        Command::Mcp(args) => args.run(&global),
     };
     match result {
         Ok(code) => ExitCode::from(code),

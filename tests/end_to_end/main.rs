@@ -14,6 +14,7 @@ mod handwritten;
 mod hostile;
 mod library;
 mod loaded_skills;
+mod mcp;
 mod providers;
 mod remote;
 mod scenarios;

@@ -13,7 +13,7 @@ use clap::Args;
 use serde_json::Value;
 use skill_host::message::single_text;
 use skill_host::providers::local::{LocalProvider, LocalRoots};
-use skill_host::providers::remote::{IndexUrl, RemoteProvider};
+use skill_host::providers::remote::{IndexUrl, RemoteProvider, RootCertificates};
 use skill_host::session::LockWait;
 use skill_host::{EMBEDDED_PLUGIN, HostError, OutputLimits, Plugin, SandboxLimits, SkillRegistry};
 
@@ -52,10 +52,41 @@ pub struct GlobalOptions {
     /// The folder of skills shipped with the host (the `bundled` root, rank 600).
     #[arg(long, global = true, value_name = "DIR")]
     pub bundled_dir: Option<PathBuf>,
-    /// A remote skill index (`{"skills":[…]}` over HTTP; provider `remote`,
-    /// rank 350); repeat for more.
+    /// A remote skill index (`{"skills":[…]}` or an Agent Skills discovery
+    /// index, over HTTP or HTTPS; provider `remote`, rank 350); repeat for more.
     #[arg(long, global = true, value_name = "INDEX_URL", value_parser = IndexUrlParser)]
     pub remote: Vec<IndexUrl>,
+    /// A private CA's certificates (PEM) that HTTPS indexes are verified
+    /// against, instead of the Mozilla roots.
+    #[arg(long = "remote-ca", global = true, value_name = "FILE", value_parser = RootCertificatesParser)]
+    pub remote_ca: Option<RootCertificates>,
+}
+
+/// Largest `--remote-ca` file read, in bytes.
+const MAX_CA_BYTES: u64 = 1024 * 1024;
+
+/// `--remote-ca`: a PEM file read and parsed when the command line is, so a
+/// bad file is a usage error before anything runs.
+#[derive(Clone)]
+struct RootCertificatesParser;
+
+impl clap::builder::TypedValueParser for RootCertificatesParser {
+    type Value = RootCertificates;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        _argument: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<RootCertificates, clap::Error> {
+        let path = Path::new(value);
+        let refuse = |reason: String| {
+            let message = format!("invalid value for '--remote-ca <FILE>': {}: {reason}\n", path.display());
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, message).with_cmd(command)
+        };
+        let pem = read_input(path, "CA certificate", MAX_CA_BYTES).map_err(|error| refuse(format!("{error:#}")))?;
+        RootCertificates::from_pem(&pem).map_err(refuse)
+    }
 }
 
 /// Largest `--config` file read, in bytes.
@@ -165,7 +196,12 @@ impl GlobalOptions {
         let registry = Arc::new(SkillRegistry::new());
         registry.register_provider(Arc::new(LocalProvider::new(self.local_roots())));
         if !self.remote.is_empty() {
-            registry.register_provider(Arc::new(RemoteProvider::new(self.remote.clone())));
+            let provider = RemoteProvider::new(self.remote.clone());
+            let provider = match &self.remote_ca {
+                Some(roots) => provider.with_root_certificates(roots),
+                None => provider,
+            };
+            registry.register_provider(Arc::new(provider));
         }
         registry
     }

@@ -6,6 +6,7 @@ pub mod component;
 pub mod expand;
 pub mod lint;
 pub mod load;
+pub mod mcp;
 pub mod replay;
 pub mod scenario;
 pub mod skills;

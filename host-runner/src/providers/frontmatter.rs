@@ -84,6 +84,16 @@ pub(crate) fn frontmatter_entries(text: &str) -> Result<Vec<(String, usize, Node
     read_frontmatter(text).map(|(fields, _)| fields.entries)
 }
 
+/// The frontmatter of a skill file as a JSON object, every key the author
+/// wrote with its value (the Skills extension's `frontmatter`, carried
+/// verbatim). Fails as [`parse_skill_file`] does when there is no
+/// frontmatter mapping.
+#[cfg(feature = "mcp")]
+pub(crate) fn frontmatter_json(text: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let (fields, _) = read_frontmatter(text)?;
+    Ok(fields.entries.iter().map(|(key, _, node)| (key.clone(), node.value.to_json())).collect())
+}
+
 /// Splits off the frontmatter and reads it as a YAML mapping: the fields and
 /// the body that follows.
 fn read_frontmatter(text: &str) -> Result<(Fields, &str), String> {

@@ -1,11 +1,21 @@
-//! The remote skill provider: skills listed by an index served over HTTP.
+//! The remote skill provider: skills listed by an index served over HTTP or
+//! HTTPS.
 //!
 //! `GET INDEX_URL` returns
-//! `{"skills":[{"name","description","whenToUse"?,"invocation"?:{"modelInvocable","userInvocable"},"url"}]}`;
-//! each `url` (absolute, or relative to the index URL) serves the skill's
-//! `SKILL.md`. Loading fetches that file afresh, parses it as the local
-//! provider parses a file, and returns its body with a `url` resource base:
-//! the file URL's folder, ending in `/`.
+//! `{"skills":[{"name","description","whenToUse"?,"invocation"?:{"modelInvocable","userInvocable"},"url","digest"?}]}`,
+//! or the Agent Skills discovery index that sites publish at
+//! `/.well-known/agent-skills/index.json`, whose entries carry
+//! `"type":"skill-md"` and a `digest` (an index URL that is a bare origin,
+//! `https://example.com/`, means that well-known path); each `url`
+//! (absolute, or relative to the index URL) serves the skill's `SKILL.md`.
+//! Loading fetches that file afresh, checks it against the index's `sha256:`
+//! digest when there is one (a mismatch is a failed load, never served),
+//! parses it as the local provider parses a file, and returns its body with
+//! a `url` resource base: the file URL's folder, ending in `/`.
+//!
+//! HTTPS certificates are verified against the Mozilla roots (rustls with
+//! the ring provider: no OpenSSL needed), or against a private CA given with
+//! [`RemoteProvider::with_root_certificates`] instead.
 //!
 //! The network is untrusted and unreliable: every request has a deadline and
 //! a size cap; an index that cannot be fetched or read makes the listing
@@ -36,9 +46,11 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -73,12 +85,15 @@ pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 /// Redirects followed per request (static hosts often redirect once or twice).
 const MAX_REDIRECTS: u32 = 5;
 
-/// The reason given for an https URL. The client is built without TLS to keep
-/// the host small and buildable anywhere; https needs ureq's `rustls` feature
-/// (or `native-tls`), which brings in a TLS stack and root certificates.
-const HTTPS_UNSUPPORTED: &str = "https is not supported by this build (its HTTP client has no TLS); use http";
+/// Where a site publishes its Agent Skills discovery index; an index URL
+/// that is a bare origin means this path on it.
+pub const WELL_KNOWN_INDEX: &str = "/.well-known/agent-skills/index.json";
 
-/// An index URL: absolute, `http`.
+/// The only discovery-index entry type this provider loads (the other,
+/// `archive`, is a packed folder).
+const SKILL_MD_TYPE: &str = "skill-md";
+
+/// An index URL: absolute, `http` or `https`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct IndexUrl(Url);
 
@@ -92,9 +107,12 @@ impl FromStr for IndexUrl {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        let url =
+        let mut url =
             Url::parse(text).map_err(|error| format!("invalid index URL {:?}: {error}", without_userinfo(text)))?;
         check_scheme(&url).map_err(|reason| format!("invalid index URL {:?}: {reason}", shown(&url).as_str()))?;
+        if url.path() == "/" && url.query().is_none() && url.fragment().is_none() {
+            url.set_path(WELL_KNOWN_INDEX);
+        }
         Ok(Self(url))
     }
 }
@@ -137,18 +155,50 @@ fn without_userinfo(text: &str) -> String {
 
 fn check_scheme(url: &Url) -> Result<(), String> {
     match url.scheme() {
-        "http" => Ok(()),
-        "https" => Err(HTTPS_UNSUPPORTED.to_string()),
-        other => Err(format!("the scheme must be http, not {other:?}")),
+        "http" | "https" => Ok(()),
+        other => Err(format!("the scheme must be http or https, not {other:?}")),
     }
 }
 
-/// Lists skills from HTTP indexes, in the order given, and loads their files.
+/// Lists skills from HTTP(S) indexes, in the order given, and loads their files.
 #[derive(Debug, Clone)]
 pub struct RemoteProvider {
     indexes: Vec<IndexUrl>,
     agent: ureq::Agent,
     timeout: Duration,
+    /// The `sha256:` digest each index gave a skill file, by the file's URL
+    /// as shown: what a load checks the fetched file against.
+    digests: Arc<Mutex<HashMap<String, String>>>,
+}
+
+/// Certificates of a private CA, read from PEM, for
+/// [`RemoteProvider::with_root_certificates`].
+#[derive(Clone)]
+pub struct RootCertificates(Vec<ureq::tls::Certificate<'static>>);
+
+impl fmt::Debug for RootCertificates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RootCertificates({} certificates)", self.0.len())
+    }
+}
+
+impl RootCertificates {
+    /// The certificates in a PEM text (other PEM items are ignored); `Err`
+    /// when there is none or the PEM is malformed.
+    pub fn from_pem(pem: &[u8]) -> Result<Self, String> {
+        let mut certificates = Vec::new();
+        for item in ureq::tls::parse_pem(pem) {
+            match item {
+                Ok(ureq::tls::PemItem::Certificate(certificate)) => certificates.push(certificate),
+                Ok(_) => {}
+                Err(error) => return Err(format!("malformed PEM: {error}")),
+            }
+        }
+        if certificates.is_empty() {
+            return Err("no PEM certificate (-----BEGIN CERTIFICATE-----) in it".to_owned());
+        }
+        Ok(Self(certificates))
+    }
 }
 
 impl RemoteProvider {
@@ -160,15 +210,15 @@ impl RemoteProvider {
     /// A provider whose requests each take at most `timeout`, redirects and
     /// body included.
     pub fn with_timeout(indexes: Vec<IndexUrl>, timeout: Duration) -> Self {
-        let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
-            // Statuses are answers to interpret here (404 is "gone"), not errors.
-            .http_status_as_error(false)
-            .max_redirects(MAX_REDIRECTS)
-            .build();
-        // Proxies come from the usual environment variables (`HTTP_PROXY`,
-        // `NO_PROXY`, …), as ureq reads them by default.
-        Self { indexes, agent: ureq::Agent::new_with_config(config), timeout }
+        let agent = agent(timeout, ureq::tls::RootCerts::WebPki);
+        Self { indexes, agent, timeout, digests: Arc::default() }
+    }
+
+    /// The same provider trusting only `roots` (a private CA) for HTTPS,
+    /// instead of the Mozilla roots.
+    pub fn with_root_certificates(self, roots: &RootCertificates) -> Self {
+        let agent = agent(self.timeout, ureq::tls::RootCerts::new_with_certs(&roots.0));
+        Self { agent, ..self }
     }
 
     /// Fetches `url` as UTF-8 text of at most `limit` bytes; `Ok(None)` for
@@ -201,6 +251,8 @@ impl RemoteProvider {
         match error {
             ureq::Error::Timeout(_) => format!("timed out after {} ms", self.timeout.as_millis()),
             ureq::Error::BodyExceedsLimit(_) => format!("larger than the {} KiB limit", limit / 1024),
+            ureq::Error::Tls(reason) => format!("TLS failed: {reason}"),
+            ureq::Error::Rustls(error) => format!("TLS failed: {error}"),
             other => other.to_string(),
         }
     }
@@ -224,7 +276,15 @@ impl RemoteProvider {
         let entries = index_entries(&text)?;
         for (position, entry) in entries.iter().enumerate() {
             match candidate(&index.0, entry) {
-                Ok(candidate) => listing.candidates.push(candidate),
+                Ok((candidate, digest)) => {
+                    let url = candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
+                    let mut digests = self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    match digest {
+                        Some(digest) => digests.insert(url, digest),
+                        None => digests.remove(&url),
+                    };
+                    listing.candidates.push(candidate);
+                }
                 Err((path, reason)) => listing.skipped.push(SkippedFile {
                     path: PathBuf::from(path.unwrap_or_else(|| format!("{index}#{}", position + 1))),
                     reason,
@@ -278,6 +338,16 @@ impl SkillProvider for RemoteProvider {
             Ok(None) => return Ok(None),
             Err(reason) => return Err(ProviderError(format!("cannot fetch skill file {url}: {reason}"))),
         };
+        let expected = self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(url.as_str()).cloned();
+        if let Some(expected) = expected {
+            let actual = file_digest(text.as_bytes());
+            if actual != expected {
+                return Err(ProviderError(format!(
+                    "skill \"{}\": the file at {url} has digest {actual}, but the index says {expected}; it is not loaded",
+                    candidate.name
+                )));
+            }
+        }
         let parsed = parse_skill_file(&text)
             .map_err(|reason| ProviderError(format!("skill file {url} is not a valid skill file: {reason}")))?;
         // A different name is returned as found: the registry treats the
@@ -330,9 +400,44 @@ fn index_entries(text: &str) -> Result<Vec<Value>, String> {
     }
 }
 
-/// One index entry as a candidate. `Err` carries the skill's URL when it is
-/// known, and why the entry is skipped.
-fn candidate(index: &Url, entry: &Value) -> Result<SkillCandidate, (Option<String>, String)> {
+/// The agent every request goes through: one deadline for the whole
+/// request, statuses as answers, `roots` for HTTPS.
+fn agent(timeout: Duration, roots: ureq::tls::RootCerts) -> ureq::Agent {
+    let tls = ureq::tls::TlsConfig::builder().provider(ureq::tls::TlsProvider::Rustls).root_certs(roots).build();
+    let config = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        // Statuses are answers to interpret here (404 is "gone"), not errors.
+        .http_status_as_error(false)
+        .max_redirects(MAX_REDIRECTS)
+        .tls_config(tls)
+        .build();
+    // Proxies come from the usual environment variables (`HTTP_PROXY`,
+    // `NO_PROXY`, …), as ureq reads them by default.
+    ureq::Agent::new_with_config(config)
+}
+
+/// `sha256:` and the lowercase hex SHA-256 of a fetched file's bytes, as
+/// index digests are written.
+fn file_digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut text = String::from("sha256:");
+    for byte in Sha256::digest(bytes) {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
+}
+
+/// Whether `digest` is `sha256:` and 64 lowercase hex digits.
+fn is_sha256_digest(digest: &str) -> bool {
+    digest.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
+    })
+}
+
+/// One index entry as a candidate, with the file's digest when the index
+/// gives one. `Err` carries the skill's URL when it is known, and why the
+/// entry is skipped.
+fn candidate(index: &Url, entry: &Value) -> Result<(SkillCandidate, Option<String>), (Option<String>, String)> {
     let url = match entry.get("url") {
         Some(Value::String(url)) => match index.join(url) {
             Ok(url) => url,
@@ -357,6 +462,23 @@ fn candidate(index: &Url, entry: &Value) -> Result<SkillCandidate, (Option<Strin
         Some(Value::String(description)) if !description.is_empty() => description.clone(),
         _ => return Err(skip(format!("skill \"{name}\": `description` must be a non-empty string"))),
     };
+    // The discovery index's entries say what they point at; only a
+    // SKILL.md file is loaded.
+    match entry.get("type") {
+        None => {}
+        Some(Value::String(kind)) if kind == SKILL_MD_TYPE => {}
+        Some(Value::String(kind)) => {
+            return Err(skip(format!("skill \"{name}\": type {kind:?} is not supported (only \"{SKILL_MD_TYPE}\")")));
+        }
+        Some(_) => return Err(skip(format!("skill \"{name}\": `type` must be a string"))),
+    }
+    let digest = match entry.get("digest") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(digest)) if is_sha256_digest(digest) => Some(digest.clone()),
+        Some(_) => {
+            return Err(skip(format!("skill \"{name}\": `digest` must be \"sha256:\" and 64 lowercase hex digits")));
+        }
+    };
     // Kept only when well typed, as the local provider keeps `whenToUse`.
     let when_to_use = match entry.get("whenToUse") {
         Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
@@ -369,7 +491,7 @@ fn candidate(index: &Url, entry: &Value) -> Result<SkillCandidate, (Option<Strin
         Some(value) => serde_json::from_value(value.clone())
             .map_err(|error| skip(format!("skill \"{name}\": malformed `invocation`: {error}")))?,
     };
-    Ok(SkillCandidate {
+    let candidate = SkillCandidate {
         name,
         description,
         when_to_use,
@@ -382,9 +504,11 @@ fn candidate(index: &Url, entry: &Value) -> Result<SkillCandidate, (Option<Strin
         // where `load` fetches from.
         path: Some(PathBuf::from(url.to_string())),
         metadata: None,
-        // Known only once the file is fetched.
+        // Known only once the file is fetched: an index's digest is the
+        // whole file's, not the body's.
         body_digest: None,
-    })
+    };
+    Ok((candidate, digest))
 }
 
 /// The folder of a file URL, ending in `/`: where its relative resources are.

@@ -19,15 +19,12 @@ fn names(listing: &Listing) -> Vec<&str> {
 }
 
 #[test]
-fn index_urls_must_be_absolute_http() {
+fn index_urls_must_be_absolute_http_or_https() {
     assert!("http://127.0.0.1:1/index.json".parse::<IndexUrl>().is_ok());
-    assert_eq!(
-        "https://example.invalid/i.json".parse::<IndexUrl>().unwrap_err(),
-        format!("invalid index URL \"https://example.invalid/i.json\": {HTTPS_UNSUPPORTED}")
-    );
+    assert!("https://example.invalid/i.json".parse::<IndexUrl>().is_ok());
     assert_eq!(
         "file:///etc/passwd".parse::<IndexUrl>().unwrap_err(),
-        "invalid index URL \"file:///etc/passwd\": the scheme must be http, not \"file\""
+        "invalid index URL \"file:///etc/passwd\": the scheme must be http or https, not \"file\""
     );
     assert!("skills/index.json".parse::<IndexUrl>().unwrap_err().contains("relative URL without a base"));
 }
@@ -39,7 +36,7 @@ fn a_refused_index_url_never_quotes_its_credentials() {
     assert_eq!(error, "invalid index URL \"http://***@[::1\": invalid IPv6 address");
     // Parsed, refused scheme: the URL is shown without them.
     let error = "ftp://user:s3cret@host/i.json".parse::<IndexUrl>().unwrap_err();
-    assert_eq!(error, "invalid index URL \"ftp://host/i.json\": the scheme must be http, not \"ftp\"");
+    assert_eq!(error, "invalid index URL \"ftp://host/i.json\": the scheme must be http or https, not \"ftp\"");
     // An @ in the path is not user information.
     assert_eq!(without_userinfo("http://host/a@b"), "http://host/a@b");
     assert_eq!(without_userinfo("not a url"), "not a url");
@@ -271,7 +268,9 @@ fn malformed_entries_are_skipped_with_a_reason() {
                 {"name":"Bad_Name","description":"D.","url":"bad.md"},
                 {"name":"no-description","url":"nd.md"},
                 {"name":"bad-policy","description":"D.","url":"bp.md","invocation":{"modelInvocable":"yes","userInvocable":true}},
-                {"name":"secure","description":"D.","url":"https://example.invalid/s.md"},
+                {"name":"ftp","description":"D.","url":"ftp://example.invalid/s.md"},
+                {"name":"archived","description":"D.","type":"archive","url":"a.tar.gz"},
+                {"name":"bad-digest","description":"D.","type":"skill-md","url":"bd.md","digest":"sha256:ABC"},
                 {"name":"ok","description":"Duplicate, resolved by the registry.","url":"ok2.md"}
             ]}"#,
         ),
@@ -298,7 +297,15 @@ fn malformed_entries_are_skipped_with_a_reason() {
                 "skill \"bad-policy\": malformed `invocation`: invalid type: string \"yes\", expected a boolean"
                     .to_string()
             ),
-            ("https://example.invalid/s.md".to_string(), HTTPS_UNSUPPORTED.to_string()),
+            ("ftp://example.invalid/s.md".to_string(), "the scheme must be http or https, not \"ftp\"".to_string()),
+            (
+                server.url("/a.tar.gz"),
+                "skill \"archived\": type \"archive\" is not supported (only \"skill-md\")".to_string()
+            ),
+            (
+                server.url("/bd.md"),
+                "skill \"bad-digest\": `digest` must be \"sha256:\" and 64 lowercase hex digits".to_string()
+            ),
         ]
     );
 }
@@ -360,5 +367,51 @@ fn a_password_without_a_user_is_scrubbed_and_nothing_else() {
             &url
         ),
         "cannot reach http://example.invalid/skills/a/SKILL.md (mail me@example.invalid)"
+    );
+}
+
+#[test]
+fn a_bare_origin_means_the_well_known_discovery_index() {
+    let index: IndexUrl = "https://example.invalid/".parse().unwrap();
+    assert_eq!(index.to_string(), "https://example.invalid/.well-known/agent-skills/index.json");
+    let index: IndexUrl = "https://example.invalid".parse().unwrap();
+    assert_eq!(index.to_string(), "https://example.invalid/.well-known/agent-skills/index.json");
+    // Any other path is the index itself.
+    let index: IndexUrl = "https://example.invalid/skills.json".parse().unwrap();
+    assert_eq!(index.to_string(), "https://example.invalid/skills.json");
+}
+
+#[test]
+fn the_discovery_index_digest_is_checked_at_load() {
+    let good = skill_file("good", "");
+    let tampered = skill_file("tampered", "");
+    let index = format!(
+        r#"{{"$schema":"https://schemas.example/discovery/0.2.0/schema.json","skills":[
+            {{"name":"good","type":"skill-md","description":"The good skill.","url":"good/SKILL.md","digest":"{}"}},
+            {{"name":"tampered","type":"skill-md","description":"The tampered skill.","url":"tampered/SKILL.md","digest":"{}"}}
+        ]}}"#,
+        file_digest(good.as_bytes()),
+        file_digest(b"what the index was written for"),
+    );
+    let server = Server::start(&[
+        ("/.well-known/agent-skills/index.json", body(&index)),
+        ("/.well-known/agent-skills/good/SKILL.md", body(&good)),
+        ("/.well-known/agent-skills/tampered/SKILL.md", body(&tampered)),
+    ]);
+    let provider = RemoteProvider::with_timeout(vec![server.index("/")], Duration::from_secs(5));
+    let listing = provider.list(None).unwrap();
+    assert_eq!(names(&listing), ["good", "tampered"]);
+    assert!(listing.candidates.iter().all(|candidate| candidate.body_digest.is_none()));
+    let loaded = provider.load(None, &listing.candidates[0]).unwrap().unwrap();
+    assert_eq!(loaded.content, "# good\n\nSteps.");
+    let error = provider.load(None, &listing.candidates[1]).unwrap_err();
+    let url = server.url("/.well-known/agent-skills/tampered/SKILL.md");
+    assert_eq!(
+        error.0,
+        format!(
+            "skill \"tampered\": the file at {url} has digest {}, but the index says {}; it is not loaded",
+            file_digest(tampered.as_bytes()),
+            file_digest(b"what the index was written for")
+        )
     );
 }

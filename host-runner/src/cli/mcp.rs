@@ -1,0 +1,64 @@
+//! `mcp`: the skills for a working directory, served over MCP on stdio
+//! (docs/spec.md §6.9).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde_json::Value;
+use skill_host::mcp::{McpServer, serve_stdio};
+use skill_host::providers::local::LocalProvider;
+use skill_host::{Plugin, component_cache};
+
+use super::common::{GlobalOptions, cwd_or_current};
+
+/// Serve the skills over the Model Context Protocol on stdin and stdout.
+#[derive(Args)]
+pub struct McpArgs {
+    /// The working directory whose skills are served (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Do not watch the skill folders: no change notifications.
+    #[arg(long)]
+    no_watch: bool,
+}
+
+impl McpArgs {
+    pub fn run(self, global: &GlobalOptions) -> Result<u8> {
+        let cwd = cwd_or_current(self.cwd.as_deref())?;
+        let plugin = global.load_plugin()?;
+        let prompt_plugin = prompt_plugin(global)?;
+        let registry = global.registry();
+        let roots = if self.no_watch {
+            Vec::new()
+        } else {
+            LocalProvider::new(global.local_roots())
+                .roots_for(Some(Path::new(&cwd)))
+                .into_iter()
+                .map(|root| root.path)
+                .collect()
+        };
+        let server = McpServer::new(plugin, prompt_plugin, registry, Some(cwd))?;
+        serve_stdio(server, roots).context("the MCP server stopped")?;
+        Ok(0)
+    }
+}
+
+/// The plugin for the prompts: the same component and configuration, with
+/// user invocation on, so a prompt's message is the block a user's `/name`
+/// injects (§3.10).
+fn prompt_plugin(global: &GlobalOptions) -> Result<Plugin> {
+    let config = global.config()?.unwrap_or_default();
+    // `load_plugin` refused a configuration that is not an object.
+    let mut object = match serde_json::from_str::<Value>(&config) {
+        Ok(Value::Object(object)) => object,
+        _ => serde_json::Map::new(),
+    };
+    object.insert("userInvocation".to_owned(), Value::Bool(true));
+    let config = Value::Object(object).to_string();
+    let component = global.component()?;
+    Ok(match component_cache::default_dir() {
+        Some(cache) => Plugin::new_cached(&component, &config, global.limits(), &cache)?,
+        None => Plugin::new(&component, &config, global.limits())?,
+    })
+}

@@ -1,0 +1,282 @@
+//! The rmcp handler: each MCP method answered from the registry and the
+//! component. Plugin calls and file reads run on tokio's blocking pool, so
+//! the session keeps reading while one is under way.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use base64::Engine;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+
+use super::notify::Fingerprint;
+use super::skills::{self, SkillFiles, SkillsError};
+use super::{McpServer, State, catalog};
+use crate::registry::{RegistrySnapshot, is_skill_name};
+use crate::{HostError, ToolOutcome};
+
+/// The server's name in `serverInfo`.
+pub const SERVER_NAME: &str = "skill-host";
+
+impl State {
+    fn cwd_path(&self) -> Option<&Path> {
+        self.cwd.as_deref().map(Path::new)
+    }
+
+    fn snapshot(&self) -> Arc<RegistrySnapshot> {
+        self.registry.snapshot(self.cwd_path())
+    }
+
+    pub(super) fn tool(&self) -> Result<Tool, HostError> {
+        let description =
+            catalog::tool_description(&self.definition.description, &self.plugin, &self.registry, self.cwd.as_deref())?;
+        let schema = match &self.definition.parameters {
+            Value::Object(schema) => schema.clone(),
+            _ => serde_json::Map::new(),
+        };
+        Ok(Tool::new(self.definition.name.clone(), description, Arc::new(schema)))
+    }
+
+    fn prompts(&self, snapshot: &RegistrySnapshot) -> Vec<Prompt> {
+        snapshot
+            .skills
+            .iter()
+            .filter(|winner| winner.candidate.invocation.user_invocable)
+            .map(|winner| Prompt::new(winner.candidate.name.clone(), Some(winner.candidate.description.clone()), None))
+            .collect()
+    }
+
+    /// What the client lists now, for change notifications.
+    pub(super) fn fingerprint(&self) -> Result<Fingerprint, HostError> {
+        let tool_description = self.tool()?.description.map(|text| text.into_owned()).unwrap_or_default();
+        let snapshot = self.snapshot();
+        let prompts = self
+            .prompts(&snapshot)
+            .into_iter()
+            .map(|prompt| (prompt.name, prompt.description.unwrap_or_default()))
+            .collect();
+        let skills = snapshot
+            .skills
+            .iter()
+            .filter(|winner| SkillFiles::of(winner).is_some())
+            .map(|winner| {
+                let path = winner.candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
+                (winner.candidate.name.clone(), path, winner.candidate.body_digest.clone())
+            })
+            .collect();
+        Ok(Fingerprint { tool_description, prompts, skills })
+    }
+}
+
+/// Runs `work` on the blocking pool with the server's state.
+async fn blocking<T: Send + 'static>(
+    server: &McpServer,
+    work: impl FnOnce(&State) -> Result<T, ErrorData> + Send + 'static,
+) -> Result<T, ErrorData> {
+    let state = Arc::clone(&server.state);
+    tokio::task::spawn_blocking(move || work(&state))
+        .await
+        .unwrap_or_else(|error| Err(ErrorData::internal_error(format!("the request's worker failed: {error}"), None)))
+}
+
+fn host_failure(error: HostError) -> ErrorData {
+    ErrorData::internal_error(error.to_string(), None)
+}
+
+fn skills_error(error: SkillsError) -> ErrorData {
+    match error {
+        SkillsError::Unknown(_) | SkillsError::NoSuchFile { .. } => {
+            ErrorData::resource_not_found(error.to_string(), None)
+        }
+        SkillsError::Unreadable { .. } => ErrorData::internal_error(error.to_string(), None),
+        _ => ErrorData::invalid_params(error.to_string(), None),
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_skills()
+            .build();
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tool = blocking(self, |state| state.tool().map_err(host_failure)).await?;
+        Ok(ListToolsResult::with_all_items(vec![tool]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != self.state.definition.name {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?}; this server has one tool, {:?}", request.name, self.state.definition.name),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default()).to_string();
+        let outcome = blocking(self, move |state| {
+            state.plugin.invoke(&state.registry, state.cwd.as_deref(), &arguments).map_err(host_failure)
+        })
+        .await?;
+        let result = match outcome {
+            ToolOutcome::Success { text, .. } => CallToolResult::success(vec![ContentBlock::text(text)]),
+            ToolOutcome::Error { text } => CallToolResult::error(vec![ContentBlock::text(text)]),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = blocking(self, |state| Ok(state.prompts(&state.snapshot()))).await?;
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let name = request.name;
+        if !is_skill_name(&name) {
+            return Err(ErrorData::invalid_params(format!("unknown prompt {name:?}"), None));
+        }
+        blocking(self, move |state| {
+            let block = catalog::invocation_block(&state.prompt_plugin, &state.registry, state.cwd.as_deref(), &name)
+                .map_err(host_failure)?;
+            let block = block.ok_or_else(|| {
+                ErrorData::invalid_params(format!("prompt {name:?} is unknown or not user-invocable"), None)
+            })?;
+            let description = state.snapshot().lookup(&name).ok().flatten().map(|w| w.candidate.description.clone());
+            let result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, block)]);
+            Ok(match description {
+                Some(description) => result.with_description(description),
+                None => result,
+            }
+            .into())
+        })
+        .await
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let cursor = request.and_then(|request| request.cursor);
+        blocking(self, move |state| {
+            let snapshot = state.snapshot();
+            let page =
+                skills::page(&snapshot, cursor.as_deref()).map_err(|why| ErrorData::invalid_params(why, None))?;
+            let mut listed = Vec::with_capacity(page.skills.len());
+            for (winner, files) in &page.skills {
+                match skills::manifest(&winner.candidate.name, files) {
+                    Ok(skill) => listed.push(skill),
+                    // Left out of the list, said once on the server's log.
+                    Err(error) => eprintln!("warning: {error}"),
+                }
+            }
+            let mut result = ListSkillsResult::with_all_items(listed);
+            result.next_cursor = page.next;
+            Ok(result)
+        })
+        .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let uri = request.uri;
+        blocking(self, move |state| {
+            let (name, relative) = skills::parse_uri(&uri).map_err(skills_error)?;
+            if relative != skill_rules::SKILL_FILE {
+                return Err(ErrorData::invalid_params(format!("{uri} is not the URI of a skill's SKILL.md"), None));
+            }
+            let snapshot = state.snapshot();
+            let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
+            skills::manifest(&name, &files).map(GetSkillResult::new).map_err(skills_error)
+        })
+        .await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = blocking(self, |state| {
+            let snapshot = state.snapshot();
+            Ok(snapshot
+                .skills
+                .iter()
+                .filter(|winner| SkillFiles::of(winner).is_some())
+                .map(|winner| {
+                    Resource::new(skills::skill_uri(&winner.candidate.name), winner.candidate.name.clone())
+                        .with_description(winner.candidate.description.clone())
+                        .with_mime_type("text/markdown")
+                })
+                .collect())
+        })
+        .await?;
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        blocking(self, move |state| {
+            let (name, relative) = skills::parse_uri(&uri).map_err(skills_error)?;
+            let snapshot = state.snapshot();
+            let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
+            let file = skills::read(&uri, &name, &relative, &files).map_err(skills_error)?;
+            let contents = if file.text {
+                let text = String::from_utf8(file.bytes).expect("checked as UTF-8");
+                ResourceContents::text(text, uri.clone())
+            } else {
+                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(&file.bytes), uri.clone())
+            };
+            Ok(ReadResourceResult::new(vec![contents.with_mime_type(file.mime_type)]).into())
+        })
+        .await
+    }
+
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().prompts_list_changed().resources_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let id = self.state.notifier.subscribe(context.sink().clone());
+        context.cancelled().await;
+        self.state.notifier.unsubscribe(id);
+        Ok(())
+    }
+}

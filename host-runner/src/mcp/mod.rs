@@ -1,0 +1,97 @@
+//! `skill-host mcp`: the skills a registry resolves for one working
+//! directory, served to any MCP client (docs/spec.md §6.9).
+//!
+//! What a client sees:
+//! - **the `skill` tool**, whose description is the component's tool
+//!   description followed by the catalog the component renders for a new
+//!   session, and whose results are the component's own texts
+//!   ([`catalog`]);
+//! - **a prompt per user-invocable skill**, whose message is the block the
+//!   component injects for a user's `/name` (§3.10);
+//! - **the Skills extension** (`io.modelcontextprotocol/skills`):
+//!   `skills/list`, `skills/get` and each skill's files as resources, read
+//!   only from inside the skill's own folder ([`skills`]);
+//! - **change notifications** when the watcher sees the catalog change
+//!   ([`notify`]).
+//!
+//! The server is [`McpServer`], an rmcp [`ServerHandler`](rmcp::ServerHandler);
+//! [`serve_stdio`] runs it on stdin and stdout behind [`framing`], which
+//! answers malformed JSON-RPC with an error instead of dropping it.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use skill_host::{Plugin, SandboxLimits, SkillRegistry};
+//! use skill_host::mcp::{McpServer, serve_stdio};
+//!
+//! let plugin = Plugin::embedded("{}", SandboxLimits::default())?;
+//! let prompts = Plugin::embedded(r#"{"userInvocation":true}"#, SandboxLimits::default())?;
+//! let registry = Arc::new(SkillRegistry::new());
+//! let server = McpServer::new(plugin, prompts, registry, Some("/repo".into()))?;
+//! serve_stdio(server, Vec::new())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod catalog;
+pub mod framing;
+mod handler;
+pub mod notify;
+pub mod skills;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::{HostError, Plugin, SkillRegistry, ToolDefinition};
+
+pub use self::framing::MAX_REQUEST_BYTES;
+pub use self::skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS_PAGE_SIZE};
+
+/// The MCP server: a plugin for the tool, one configured for user
+/// invocation for the prompts, the registry, the working directory.
+#[derive(Clone)]
+pub struct McpServer {
+    state: Arc<State>,
+}
+
+struct State {
+    plugin: Plugin,
+    prompt_plugin: Plugin,
+    definition: ToolDefinition,
+    registry: Arc<SkillRegistry>,
+    cwd: Option<String>,
+    notifier: notify::Notifier,
+}
+
+impl McpServer {
+    /// A server for `cwd`. `plugin` serves the tool (and its catalog) with
+    /// the user's configuration; `prompt_plugin` the prompts: the same
+    /// component configured with `"userInvocation": true`, so that its
+    /// injection block (§3.10) is what a prompt returns.
+    pub fn new(
+        plugin: Plugin,
+        prompt_plugin: Plugin,
+        registry: Arc<SkillRegistry>,
+        cwd: Option<String>,
+    ) -> Result<Self, HostError> {
+        let definition = plugin.definition()?;
+        let notifier = notify::Notifier::default();
+        Ok(Self { state: Arc::new(State { plugin, prompt_plugin, definition, registry, cwd, notifier }) })
+    }
+
+    /// The registry it serves.
+    pub fn registry(&self) -> &Arc<SkillRegistry> {
+        &self.state.registry
+    }
+
+    /// The working directory it serves.
+    pub fn cwd(&self) -> Option<&str> {
+        self.state.cwd.as_deref()
+    }
+}
+
+/// Serves `server` on stdin and stdout until the client closes stdin.
+/// With `watch_roots`, a watcher invalidates the registry when a skill file
+/// changes there, and a change of what the client lists is notified.
+pub fn serve_stdio(server: McpServer, watch_roots: Vec<PathBuf>) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(framing::serve(server, watch_roots))
+}

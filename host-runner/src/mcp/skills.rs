@@ -1,0 +1,459 @@
+//! The Skills extension's view of the registry (SEP-2640, docs/spec.md
+//! §6.9): each winning skill that lives in a folder on this machine, at
+//! `skill://{name}/SKILL.md`, with its frontmatter verbatim and its files
+//! with `sha256:` digests and sizes; and the reads of those files, confined
+//! to the skill's own folder.
+//!
+//! A bundle (`<root>/<name>/SKILL.md`) serves every regular file below its
+//! folder except hidden ones (a name starting with `.`); a symbolic link is
+//! served only when its target, resolved, is inside the folder. A flat skill
+//! file (`<root>/<name>.md`) has no folder of its own: it serves only
+//! `SKILL.md`, its own text. Skills without a file here (remote, runtime)
+//! are served by the tool and the prompts, not by the extension.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+
+use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use skill_rules::SKILL_FILE;
+
+use crate::providers::frontmatter::frontmatter_json;
+use crate::registry::{RegistrySnapshot, Winner, is_skill_name};
+
+/// The most files one skill may have (the Skills extension's limit).
+pub const MAX_SKILL_FILES: usize = 512;
+
+/// The most bytes all of one skill's files may have together (the Skills
+/// extension's limit, 16 MiB).
+pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Skills per `skills/list` page.
+pub const SKILLS_PAGE_SIZE: usize = 100;
+
+/// The URI scheme of skill files.
+pub const SCHEME: &str = "skill://";
+
+/// Nested folders followed below a skill's folder (a bound on the walk, not
+/// a limit of the extension).
+const MAX_DEPTH: usize = 16;
+
+/// Where a skill's files are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkillFiles {
+    /// A bundle: the folder holding its `SKILL.md`.
+    Folder(PathBuf),
+    /// A flat skill file: only itself, served as `SKILL.md`.
+    Flat(PathBuf),
+}
+
+impl SkillFiles {
+    /// The files of `winner`, when it is a skill file on this machine.
+    pub fn of(winner: &Winner) -> Option<Self> {
+        let candidate = &winner.candidate;
+        let path = candidate.path.as_deref()?;
+        // Only the local provider's paths are files (a remote skill's path is
+        // its URL).
+        if candidate.provider != "local" || !path.is_absolute() {
+            return None;
+        }
+        if path.file_name().is_some_and(|name| name == SKILL_FILE) {
+            path.parent().map(|folder| Self::Folder(folder.to_path_buf()))
+        } else {
+            Some(Self::Flat(path.to_path_buf()))
+        }
+    }
+}
+
+/// The URI of a skill's `SKILL.md`.
+pub fn skill_uri(name: &str) -> String {
+    format!("{SCHEME}{name}/{SKILL_FILE}")
+}
+
+/// Why a skill or a file is not served; each names what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SkillsError {
+    /// No served skill has that name.
+    #[error("no skill \"{0}\" is served here")]
+    Unknown(String),
+    /// The skill is over the extension's file-count limit.
+    #[error(
+        "skill \"{name}\" has more than {MAX_SKILL_FILES} files; the Skills extension allows at most {MAX_SKILL_FILES} per skill"
+    )]
+    TooManyFiles {
+        /// The skill.
+        name: String,
+    },
+    /// The skill is over the extension's size limit.
+    #[error(
+        "skill \"{name}\" has {bytes} bytes of files; the Skills extension allows at most 16 MiB ({MAX_SKILL_BYTES} bytes) per skill"
+    )]
+    TooLarge {
+        /// The skill.
+        name: String,
+        /// Its files' bytes, counted up to the point it went over.
+        bytes: u64,
+    },
+    /// A URI that is not a skill file's.
+    #[error("{uri} is not a skill resource: {why}")]
+    BadUri {
+        /// The URI as given.
+        uri: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A path that leaves the skill's folder.
+    #[error("{uri} is outside the folder of skill \"{name}\"")]
+    Outside {
+        /// The URI as given.
+        uri: String,
+        /// The skill.
+        name: String,
+    },
+    /// No such file in the skill.
+    #[error("{uri}: skill \"{name}\" has no such file")]
+    NoSuchFile {
+        /// The URI as given.
+        uri: String,
+        /// The skill.
+        name: String,
+    },
+    /// The skill's files could not be read.
+    #[error("skill \"{name}\": {why}")]
+    Unreadable {
+        /// The skill.
+        name: String,
+        /// The I/O or frontmatter error.
+        why: String,
+    },
+}
+
+/// A cursor of `skills/list`: the name of the first skill of the page.
+pub fn page<'a>(snapshot: &'a RegistrySnapshot, cursor: Option<&str>) -> Result<Page<'a>, String> {
+    if let Some(cursor) = cursor
+        && !is_skill_name(cursor)
+    {
+        return Err(format!("invalid cursor {cursor:?}: not one this server gave"));
+    }
+    let served: Vec<(&Winner, SkillFiles)> =
+        snapshot.skills.iter().filter_map(|winner| SkillFiles::of(winner).map(|files| (winner, files))).collect();
+    let start =
+        cursor.map_or(0, |cursor| served.partition_point(|(winner, _)| winner.candidate.name.as_str() < cursor));
+    let end = (start + SKILLS_PAGE_SIZE).min(served.len());
+    let next = served.get(end).map(|(winner, _)| winner.candidate.name.clone());
+    Ok(Page { skills: served[start..end].to_vec(), next })
+}
+
+/// One page of served skills.
+pub struct Page<'a> {
+    /// The skills on it, with their files.
+    pub skills: Vec<(&'a Winner, SkillFiles)>,
+    /// The cursor of the next page.
+    pub next: Option<String>,
+}
+
+/// The served skill named `name`.
+pub fn served<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Result<(&'a Winner, SkillFiles), SkillsError> {
+    let winner = snapshot
+        .skills
+        .binary_search_by(|winner| winner.candidate.name.as_str().cmp(name))
+        .ok()
+        .map(|at| &snapshot.skills[at])
+        .ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
+    let files = SkillFiles::of(winner).ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
+    Ok((winner, files))
+}
+
+/// The extension's entry for a skill: its frontmatter, read from its file,
+/// and every file it serves, digested.
+pub fn manifest(name: &str, files: &SkillFiles) -> Result<Skill, SkillsError> {
+    let unreadable = |why: String| SkillsError::Unreadable { name: name.to_owned(), why };
+    let listed = list_files(name, files)?;
+    let mut resources = Vec::with_capacity(listed.len());
+    let mut frontmatter = None;
+    for (relative, path) in &listed {
+        let bytes = read_capped(path, MAX_SKILL_BYTES)
+            .map_err(|error| unreadable(format!("cannot read {}: {error}", path.display())))?;
+        if relative == SKILL_FILE {
+            let text =
+                std::str::from_utf8(&bytes).map_err(|_| unreadable(format!("{} is not UTF-8 text", path.display())))?;
+            frontmatter = Some(frontmatter_of(text).map_err(&unreadable)?);
+        }
+        resources.push(SkillResource::new(resource_uri(name, relative), digest(&bytes), bytes.len() as u64));
+    }
+    let frontmatter = frontmatter.ok_or_else(|| unreadable(format!("no {SKILL_FILE}")))?;
+    Ok(Skill::new(skill_uri(name), frontmatter, SkillResources::Files(resources)))
+}
+
+fn frontmatter_of(text: &str) -> Result<SkillFrontmatter, String> {
+    let mut fields = frontmatter_json(text)?;
+    let string = |value: Option<Value>| match value {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
+    };
+    let name = string(fields.remove("name")).ok_or("frontmatter has no `name` string")?;
+    let description = string(fields.remove("description")).ok_or("frontmatter has no `description` string")?;
+    let mut frontmatter = SkillFrontmatter::new(name, description);
+    frontmatter.extra = fields;
+    Ok(frontmatter)
+}
+
+/// `sha256:` and the lowercase hex SHA-256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    let mut text = String::with_capacity(7 + 64);
+    text.push_str("sha256:");
+    for byte in hash {
+        text.push_str(&format!("{byte:02x}"));
+    }
+    text
+}
+
+/// The files a skill serves, `(relative path with '/', path)`, sorted by
+/// relative path, `SKILL.md` among them; refused over the extension's
+/// limits.
+pub fn list_files(name: &str, files: &SkillFiles) -> Result<Vec<(String, PathBuf)>, SkillsError> {
+    let unreadable = |why: String| SkillsError::Unreadable { name: name.to_owned(), why };
+    let folder = match files {
+        SkillFiles::Flat(file) => {
+            let meta = fs::metadata(file).map_err(|error| unreadable(format!("{}: {error}", file.display())))?;
+            if meta.len() > MAX_SKILL_BYTES {
+                return Err(SkillsError::TooLarge { name: name.to_owned(), bytes: meta.len() });
+            }
+            return Ok(vec![(SKILL_FILE.to_owned(), file.clone())]);
+        }
+        SkillFiles::Folder(folder) => folder,
+    };
+    let root = fs::canonicalize(folder)
+        .map_err(|error| unreadable(format!("cannot resolve {}: {error}", folder.display())))?;
+    let mut walk = Walk { name, root: &root, found: Vec::new(), bytes: 0 };
+    walk.folder(folder, "", 0)?;
+    let mut found = walk.found;
+    found.sort();
+    if !found.iter().any(|(relative, _)| relative == SKILL_FILE) {
+        return Err(unreadable(format!("no {SKILL_FILE} in {}", folder.display())));
+    }
+    Ok(found)
+}
+
+struct Walk<'a> {
+    name: &'a str,
+    root: &'a Path,
+    found: Vec<(String, PathBuf)>,
+    bytes: u64,
+}
+
+impl Walk<'_> {
+    fn folder(&mut self, dir: &Path, prefix: &str, depth: usize) -> Result<(), SkillsError> {
+        let entries = fs::read_dir(dir).map_err(|error| SkillsError::Unreadable {
+            name: self.name.to_owned(),
+            why: format!("cannot list {}: {error}", dir.display()),
+        })?;
+        for entry in entries.flatten() {
+            let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            if file_name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let relative = format!("{prefix}{file_name}");
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if depth < MAX_DEPTH {
+                    self.folder(&path, &format!("{relative}/"), depth + 1)?;
+                }
+                continue;
+            }
+            // A file, or a link whose target is a file inside the folder.
+            let Some(size) = confined_file(self.root, &path) else { continue };
+            if self.found.len() == MAX_SKILL_FILES {
+                return Err(SkillsError::TooManyFiles { name: self.name.to_owned() });
+            }
+            self.bytes += size;
+            if self.bytes > MAX_SKILL_BYTES {
+                return Err(SkillsError::TooLarge { name: self.name.to_owned(), bytes: self.bytes });
+            }
+            self.found.push((relative, path));
+        }
+        Ok(())
+    }
+}
+
+/// The size of `path` when it resolves (links followed) to a regular file
+/// inside `root` (canonical); `None` otherwise.
+fn confined_file(root: &Path, path: &Path) -> Option<u64> {
+    let resolved = fs::canonicalize(path).ok()?;
+    if !resolved.starts_with(root) {
+        return None;
+    }
+    let meta = fs::metadata(&resolved).ok()?;
+    meta.is_file().then_some(meta.len())
+}
+
+fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    fs::File::open(path)?.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::Error::other(format!("larger than the {} MiB limit", cap / (1024 * 1024))));
+    }
+    Ok(bytes)
+}
+
+/// The URI of a skill's file: each path segment percent-encoded.
+pub fn resource_uri(name: &str, relative: &str) -> String {
+    let encoded: Vec<String> = relative.split('/').map(encode_segment).collect();
+    format!("{SCHEME}{name}/{}", encoded.join("/"))
+}
+
+fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// A `skill://` URI split into the skill's name and the file's relative
+/// path (decoded, `/`-separated), refusing what could leave the folder.
+pub fn parse_uri(uri: &str) -> Result<(String, String), SkillsError> {
+    let bad = |why: &str| SkillsError::BadUri { uri: uri.to_owned(), why: why.to_owned() };
+    let rest = uri.strip_prefix(SCHEME).ok_or_else(|| bad("it must start with skill://"))?;
+    if rest.contains(['?', '#']) {
+        return Err(bad("a query or fragment is not allowed"));
+    }
+    let (name, path) = rest.split_once('/').ok_or_else(|| bad("it names no file"))?;
+    if !is_skill_name(name) {
+        return Err(bad("the skill name does not match ^[a-z0-9]+(?:-[a-z0-9]+)*$"));
+    }
+    let mut segments = Vec::new();
+    for raw in path.split('/') {
+        let segment = decode_segment(raw).ok_or_else(|| bad("a path segment is not valid percent-encoded UTF-8"))?;
+        match segment.as_str() {
+            "" => return Err(bad("an empty path segment is not allowed")),
+            "." | ".." => return Err(bad("`.` and `..` segments are not allowed")),
+            _ if segment.contains(['/', '\\', '\0']) => {
+                return Err(bad("a path segment may not hold `/`, `\\` or NUL"));
+            }
+            _ if segment.starts_with('.') => return Err(bad("hidden files are not served")),
+            _ => segments.push(segment),
+        }
+    }
+    Ok((name.to_owned(), segments.join("/")))
+}
+
+fn decode_segment(raw: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'%' {
+            let hex = raw.get(at + 1..at + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            at += 3;
+        } else {
+            out.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A file read for `resources/read`: its bytes and MIME type.
+#[derive(Debug)]
+pub struct ReadFile {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// `text/markdown` for `.md`, else `text/plain` for UTF-8 text, else
+    /// `application/octet-stream`.
+    pub mime_type: &'static str,
+    /// Whether the bytes are UTF-8 text without NUL (served as text).
+    pub text: bool,
+}
+
+/// Reads the file `relative` of a skill, only from inside its folder: the
+/// path, with links resolved, must stay in the skill's folder.
+pub fn read(uri: &str, name: &str, relative: &str, files: &SkillFiles) -> Result<ReadFile, SkillsError> {
+    let path = match files {
+        SkillFiles::Flat(_) if relative != SKILL_FILE => {
+            return Err(SkillsError::NoSuchFile { uri: uri.to_owned(), name: name.to_owned() });
+        }
+        SkillFiles::Flat(file) => file.clone(),
+        SkillFiles::Folder(folder) => {
+            let root = fs::canonicalize(folder).map_err(|error| SkillsError::Unreadable {
+                name: name.to_owned(),
+                why: format!("cannot resolve {}: {error}", folder.display()),
+            })?;
+            let joined = folder.join(relative);
+            // `parse_uri` refused `..`; a link can still point out.
+            debug_assert!(Path::new(relative).components().all(|part| matches!(part, Component::Normal(_))));
+            let resolved = fs::canonicalize(&joined)
+                .map_err(|_| SkillsError::NoSuchFile { uri: uri.to_owned(), name: name.to_owned() })?;
+            if !resolved.starts_with(&root) {
+                return Err(SkillsError::Outside { uri: uri.to_owned(), name: name.to_owned() });
+            }
+            if !fs::metadata(&resolved).is_ok_and(|meta| meta.is_file()) {
+                return Err(SkillsError::NoSuchFile { uri: uri.to_owned(), name: name.to_owned() });
+            }
+            resolved
+        }
+    };
+    let bytes = read_capped(&path, MAX_SKILL_BYTES).map_err(|error| SkillsError::Unreadable {
+        name: name.to_owned(),
+        why: format!("cannot read {}: {error}", path.display()),
+    })?;
+    let text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
+    let mime_type = match (text, relative.ends_with(".md")) {
+        (true, true) => "text/markdown",
+        (true, false) => "text/plain",
+        (false, _) => "application/octet-stream",
+    };
+    Ok(ReadFile { bytes, mime_type, text })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_that_could_leave_the_folder_are_refused() {
+        assert_eq!(parse_uri("skill://a/SKILL.md").unwrap(), ("a".into(), "SKILL.md".into()));
+        assert_eq!(parse_uri("skill://a/docs/my%20file.md").unwrap(), ("a".into(), "docs/my file.md".into()));
+        for (uri, why) in [
+            ("skill://a/../b/SKILL.md", "`.` and `..` segments are not allowed"),
+            ("skill://a/%2e%2e/x", "`.` and `..` segments are not allowed"),
+            ("skill://a/x%2fy", "a path segment may not hold `/`, `\\` or NUL"),
+            ("skill://a//x", "an empty path segment is not allowed"),
+            ("skill://a/.env", "hidden files are not served"),
+            ("skill://A/SKILL.md", "the skill name does not match ^[a-z0-9]+(?:-[a-z0-9]+)*$"),
+            ("file:///etc/passwd", "it must start with skill://"),
+            ("skill://a/x?y", "a query or fragment is not allowed"),
+            ("skill://a/%zz", "a path segment is not valid percent-encoded UTF-8"),
+        ] {
+            assert_eq!(parse_uri(uri), Err(SkillsError::BadUri { uri: uri.into(), why: why.into() }), "{uri}");
+        }
+    }
+
+    #[test]
+    fn segments_are_percent_encoded_and_decode_back() {
+        let uri = resource_uri("a", "docs/my file#1.md");
+        assert_eq!(uri, "skill://a/docs/my%20file%231.md");
+        assert_eq!(parse_uri(&uri).unwrap().1, "docs/my file#1.md");
+    }
+
+    #[test]
+    fn limit_texts_say_which_limit() {
+        assert_eq!(
+            SkillsError::TooManyFiles { name: "big".into() }.to_string(),
+            "skill \"big\" has more than 512 files; the Skills extension allows at most 512 per skill"
+        );
+        assert_eq!(
+            SkillsError::TooLarge { name: "big".into(), bytes: 16_777_217 }.to_string(),
+            "skill \"big\" has 16777217 bytes of files; the Skills extension allows at most 16 MiB (16777216 bytes) per skill"
+        );
+    }
+}
