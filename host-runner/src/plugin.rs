@@ -508,12 +508,14 @@ fn notice(source: &Value) -> Option<Notice> {
         "gone" => (fields.len() == 3).then(named)?,
         "reload" => {
             let names = fields.get("names")?.as_array()?;
-            let valid = !names.is_empty()
-                && names
-                    .iter()
-                    .enumerate()
-                    .all(|(at, name)| name.as_str().is_some_and(is_skill_name) && !names[..at].contains(name));
-            (valid && fields.len() == 3).then_some(Notice::Reload)
+            if names.is_empty() || names.len() > skill_rules::MAX_RELOAD_NAMES || fields.len() != 3 {
+                return None;
+            }
+            let mut seen = std::collections::HashSet::with_capacity(names.len());
+            names
+                .iter()
+                .all(|name| name.as_str().is_some_and(|name| is_skill_name(name) && seen.insert(name)))
+                .then_some(Notice::Reload)
         }
         _ => None,
     }
@@ -619,6 +621,10 @@ mod tests {
             r#"{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":7}"#,
             r#"{"kind":"skill-notice","form":"reload","names":[]}"#,
             r#"{"kind":"skill-notice","form":"reload","names":["d","d"]}"#,
+            &format!(
+                r#"{{"kind":"skill-notice","form":"reload","names":[{}]}}"#,
+                (0..=skill_rules::MAX_RELOAD_NAMES).map(|at| format!("\"n{at}\"")).collect::<Vec<_>>().join(",")
+            ),
             r#"{"kind":"skill-notice","form":"stale","name":"c"}"#,
         ] {
             let source: Value = serde_json::from_str(bad).unwrap();

@@ -222,7 +222,7 @@ impl LoadedHistory {
         for (name, loaded) in &self.skills {
             let now = current.get(name).filter(|version| version.model_invocable);
             if !loaded.visible {
-                if now.is_some() && !loaded.reminded {
+                if now.is_some() && !loaded.reminded && reload.len() < skill_rules::MAX_RELOAD_NAMES {
                     reload.push(name.as_str());
                 }
                 continue;

@@ -35,6 +35,10 @@ pub const MAX_INVOKED_SKILLS: usize = 16;
 /// steps.
 pub const MAX_SKILL_NOTICES: usize = 8;
 
+/// The most names one reminder of loaded skills lists (docs/spec.md §3.12);
+/// the others are recalled on later steps. Hosts refuse a longer list.
+pub const MAX_RELOAD_NAMES: usize = 256;
+
 /// The most messages one pre-step of the plugin adds: a catalog,
 /// [`MAX_SKILL_NOTICES`] notices and one reminder of skills compaction hid,
 /// [`MAX_INVOKED_SKILLS`] injections and the note naming the skills not

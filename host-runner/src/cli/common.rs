@@ -2,7 +2,6 @@
 //! registry, paths and output helpers.
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -186,8 +185,16 @@ impl GlobalOptions {
 
     /// The local provider's roots: the environment's, with `--skills-dir`
     /// and `--bundled-dir`.
+    /// Folders given relative are made absolute (skill paths and resource
+    /// bases are shown to the model, and `mcp` serves files only under
+    /// absolute roots).
     pub fn local_roots(&self) -> LocalRoots {
-        LocalRoots { custom: self.skills_dirs.clone(), bundled: self.bundled_dir.clone(), ..LocalRoots::from_env() }
+        let absolute = |dir: &PathBuf| std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        LocalRoots {
+            custom: self.skills_dirs.iter().map(absolute).collect(),
+            bundled: self.bundled_dir.as_ref().map(absolute),
+            ..LocalRoots::from_env()
+        }
     }
 
     /// A registry with the local filesystem provider, then the remote
@@ -241,7 +248,12 @@ pub fn cwd_or_current(cwd: Option<&Path>) -> Result<String> {
 /// Reads a file the user named, refusing what is not a regular file (a
 /// device would never end) and anything over `cap` bytes.
 pub fn read_input(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>> {
-    let file = File::open(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // A FIFO with no writer would block the open itself, before the check.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
     let meta = file.metadata().with_context(|| format!("cannot read {what} {}", path.display()))?;
     if !meta.is_file() {
         bail!("cannot read {what} {}: not a regular file", path.display());

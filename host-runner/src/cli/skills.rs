@@ -111,7 +111,7 @@ fn skills_table(snapshot: &RegistrySnapshot) -> String {
         out.push_str(&format!("skipped: {}: {}\n", skipped.path.display(), skipped.reason));
     }
     if !snapshot.complete {
-        out.push_str("incomplete: some skill state could not be read (see the warnings on stderr)\n");
+        out.push_str("incomplete: some skill state could not be read (see warnings)\n");
     }
     out
 }

@@ -42,9 +42,11 @@ pub(crate) struct CallContext {
     pub listed: Option<Arc<RegistrySnapshot>>,
 }
 
-/// The part of a call's provider window that listing may take: the rest is
-/// left for loading the skill listed, so a provider that never answers the
-/// listing cannot leave the one that did answer no time to load.
+/// The part of a call's provider window that a listing for the tool's
+/// lookup may take: the rest is left for loading the skill listed, so a
+/// provider that never answers the listing cannot leave the one that did
+/// answer no time to load. A pre-step's snapshot, which loads nothing by
+/// default, keeps the whole window.
 const LISTING_SHARE: (u32, u32) = (3, 4);
 
 /// When a call's providers must have answered.
@@ -104,13 +106,15 @@ impl CallContext {
     }
 
     /// The registry's listing for this call (see [`CallContext::listed`]),
-    /// taken under [`LISTING_SHARE`] of what is left of the provider window.
-    fn listing(&mut self, registry: &SkillRegistry) -> Arc<RegistrySnapshot> {
+    /// taken under the whole provider window, or with `for_a_load` under
+    /// [`LISTING_SHARE`] of what is left of it.
+    fn listing(&mut self, registry: &SkillRegistry, for_a_load: bool) -> Arc<RegistrySnapshot> {
         if let Some(listed) = &self.listed {
             return Arc::clone(listed);
         }
         let limit = match self.deadline.instant() {
             None => ProviderDeadline::unbounded(),
+            Some(deadline) if !for_a_load => ProviderDeadline::until(deadline),
             Some(deadline) => {
                 let now = Instant::now();
                 let left = deadline.saturating_duration_since(now);

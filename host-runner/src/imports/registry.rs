@@ -13,7 +13,7 @@ impl Host for super::CallContext {
         let Some(registry) = self.registry.clone() else {
             return Ok(Ok(SnapshotAnswer::Changed(SkillSnapshot { complete: true, revision: 0, skills: Vec::new() })));
         };
-        let snapshot = self.listing(&registry);
+        let snapshot = self.listing(&registry, false);
         if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -39,7 +39,7 @@ impl Host for super::CallContext {
         let Some(registry) = self.registry.clone() else {
             return Ok(Ok(Vec::new()));
         };
-        let snapshot = self.listing(&registry);
+        let snapshot = self.listing(&registry, true);
         // A provider abandoned on abort failed the listing; report the abort.
         if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
@@ -70,7 +70,7 @@ impl Host for super::CallContext {
         if !is_skill_name(&name) {
             return Ok(Ok(None));
         }
-        let snapshot = self.listing(&registry);
+        let snapshot = self.listing(&registry, true);
         let loaded = registry.get_listed(&snapshot, self.cwd(), &name, &self.provider_deadline());
         if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));

@@ -5,6 +5,7 @@
 //! serving. Lines that pass go to rmcp through an in-process pipe; its
 //! answers and these errors share stdout, one whole line at a time.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -276,7 +277,8 @@ where
         match started {
             Ok(watcher) => Some(watcher),
             Err(error) => {
-                eprintln!("warning: {error}; the server will not see changes to skill files");
+                // A closed stderr loses the warning, never the server.
+                let _ = writeln!(std::io::stderr(), "warning: {error}; the server will not see changes to skill files");
                 None
             }
         }

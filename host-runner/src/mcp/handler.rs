@@ -2,6 +2,7 @@
 //! component. Plugin calls and file reads run on tokio's blocking pool, so
 //! the session keeps reading while one is under way.
 
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -197,7 +198,9 @@ impl ServerHandler for McpServer {
                 match skills::manifest(&winner.candidate.name, files) {
                     Ok(skill) => listed.push(skill),
                     // Left out of the list, said once on the server's log.
-                    Err(error) => eprintln!("warning: {error}"),
+                    Err(error) => {
+                        let _ = writeln!(std::io::stderr(), "warning: {error}");
+                    }
                 }
             }
             let mut result = ListSkillsResult::with_all_items(listed);

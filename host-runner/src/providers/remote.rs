@@ -138,17 +138,16 @@ fn shown(url: &Url) -> Url {
     shown
 }
 
-/// `text`, a URL that may not parse, with any user name and password in
-/// its authority replaced by `***` (the errors that quote what was typed
-/// must not quote a secret).
+/// `text`, a URL that did not parse, with everything between `://` and its
+/// last `@` replaced by `***`: where the authority ends cannot be trusted in
+/// a text that did not parse (a password may hold a `/`), and the errors
+/// that quote what was typed must not quote a secret.
 fn without_userinfo(text: &str) -> String {
     let Some(scheme_end) = text.find("://").map(|at| at + 3) else {
         return text.to_owned();
     };
-    let rest = &text[scheme_end..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}***{}", &text[..scheme_end], &rest[at..]),
+    match text[scheme_end..].rfind('@') {
+        Some(at) => format!("{}***{}", &text[..scheme_end], &text[scheme_end + at..]),
         None => text.to_owned(),
     }
 }

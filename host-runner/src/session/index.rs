@@ -20,11 +20,17 @@ const MAX_SEQ: u64 = (1 << 53) - 1;
 pub(super) const USER_MESSAGE: &str = "user/message";
 
 /// The other user-role message the plugin may read: a tool's result, whose
-/// `data.message` is the message. Only a result whose source names a
-/// `plugin` is indexed (a plugin's record of its own tool's call, such as a
-/// skill load), so an ordinary conversation's tool calls cost the index
-/// nothing and leave the history version alone.
+/// `data.message` is the message. Only a result whose source names the
+/// plugin `dsh-tool-skill` is indexed (its record of a skill load), so an
+/// ordinary conversation's tool calls cost the index nothing, leave the
+/// history version alone, and stay out of the plugin's reach.
 pub(super) const TOOL_RESULT: &str = "tool/result";
+
+/// Whether a tool result's source is the skill plugin's record of its own
+/// tool's call (the only tool results indexed).
+fn names_the_plugin(source: &Value) -> bool {
+    source.get("plugin").and_then(Value::as_str) == Some(skill_rules::PLUGIN_NAME)
+}
 
 /// Whether events of `kind` are indexed as user-role messages.
 pub(super) fn is_user_role(kind: &str) -> bool {
@@ -345,7 +351,7 @@ impl SessionIndex {
             // Only its source is parsed here (the content is skipped unbuilt);
             // one without a readable message is left out quietly.
             if let Ok(ToolResultLine { data, .. }) = wire::from_line::<ToolResultLine>(text)
-                && data.message.source.get("plugin").is_some_and(Value::is_string)
+                && names_the_plugin(&data.message.source)
                 && wire::from_line::<wire::ToolResultMessageLine>(text).is_ok()
             {
                 self.push_user_message(seq, &data.message.source, Body::InFile(span));
@@ -485,8 +491,10 @@ impl SessionIndex {
             let message = match event.kind.as_str() {
                 USER_MESSAGE => Some(event.data),
                 TOOL_RESULT => match event.data {
+                    // The rule of `ingest_line`, so a new reader indexes what this one did.
                     Value::Object(mut data) => data.remove("message").filter(|message| {
-                        message.get("source").and_then(|source| source.get("plugin")).is_some_and(Value::is_string)
+                        message.get("source").is_some_and(names_the_plugin)
+                            && message.get("content").is_some_and(Value::is_array)
                     }),
                     _ => None,
                 },

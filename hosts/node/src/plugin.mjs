@@ -22,6 +22,9 @@ export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-
  */
 export const INVOCATION_NOTE_SOURCE = Object.freeze({ kind: 'skill-invocation', form: 'not-loaded' });
 
+/** The most names a reload notice may list (`MAX_RELOAD_NAMES` in rules/src/lib.rs). */
+export const MAX_RELOAD_NAMES = 256;
+
 /** The source `kind` of a skill notice (docs/spec.md §3.12). */
 export const NOTICE_KIND = 'skill-notice';
 
@@ -383,8 +386,9 @@ function skillNotice(source) {
   if (form === 'gone') return count === 3 ? named() : null;
   if (form === 'reload') {
     const names = has('names') ? source.names : undefined;
-    if (!Array.isArray(names) || names.length === 0 || count !== 3) return null;
-    const valid = names.every((name, at) => isSkillName(name) && !names.slice(0, at).includes(name));
+    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_RELOAD_NAMES || count !== 3) return null;
+    const seen = new Set();
+    const valid = names.every((name) => isSkillName(name) && !seen.has(name) && seen.add(name));
     return valid ? { about: null } : null;
   }
   return null;

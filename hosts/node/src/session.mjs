@@ -5,10 +5,9 @@
 // model-visible surface as the fold of the `surfaceOp` markers.
 //
 // User-role messages are the `user/message` events and the message of each
-// `tool/result` event whose `data.message.source.plugin` is a string (a
-// plugin's record of its own tool's call, such as a skill load;
-// host-runner/src/session/index.rs): an ordinary tool result is not indexed
-// and leaves the history version alone.
+// `tool/result` event whose `data.message.source.plugin` is `dsh-tool-skill`
+// (the skill plugin's record of a load; host-runner/src/session/index.rs):
+// an ordinary tool result is not indexed and leaves the history version alone.
 
 import { randomBytes } from 'node:crypto';
 
@@ -255,14 +254,16 @@ export class SessionLog {
 
 /**
  * The user-role message an event carries, or null: a user message's `data`,
- * or the `data.message` of a tool result whose source names a `plugin`.
+ * or the `data.message` of a tool result whose source names the plugin
+ * `dsh-tool-skill` (its record of a skill load) and has a content list.
  */
 function userRoleMessage({ type, data }) {
   if (type === USER_MESSAGE) return data;
   if (type !== TOOL_RESULT || !isObject(data) || !Object.hasOwn(data, 'message')) return null;
   const { message } = data;
   const source = isObject(message) ? message.source : undefined;
-  return isObject(source) && typeof source.plugin === 'string' ? message : null;
+  const recorded = isObject(source) && source.plugin === 'dsh-tool-skill' && Array.isArray(message.content);
+  return recorded ? message : null;
 }
 
 function eventProblem({ type, data, op }) {

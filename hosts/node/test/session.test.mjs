@@ -48,7 +48,7 @@ const toolResult = (callId, extra = {}) => ({
   },
 });
 
-test('a tool result whose source names a plugin is indexed as a user-role message, others are not', () => {
+test('a tool result whose source names the skill plugin is indexed as a user-role message, others are not', () => {
   const log = new SessionLog(null);
   let version = log.historyVersion;
   const ordinary = log.appendEvent('tool/result', toolResult('c'), 'append');
@@ -67,16 +67,18 @@ test('a tool result whose source names a plugin is indexed as a user-role messag
   assert.equal(message.source.loaded, loaded);
   assert.equal(message.content[0].type, 'tool-result');
   assert.deepEqual(log.userMessagesOfKind('tool').map((entry) => entry.seq), [recorded]);
-  // A message without content is indexed with none, as a user message is.
-  const bare = log.appendEvent('tool/result', { message: { source: { kind: 'tool', plugin: 'p' } } }, null);
-  assert.ok(log.historyVersion > version);
-  assert.deepEqual(log.userMessage(bare).content, []);
-  assert.ok(!log.isVisible(bare));
+  // Another plugin's result, or one without a content list, is not indexed
+  // (as a file-backed log re-reading the line would not index it).
+  const other = log.appendEvent('tool/result', toolResult('e', { plugin: 'other-plugin' }), 'append');
+  const bare = log.appendEvent('tool/result', { message: { source: { kind: 'tool', plugin: 'dsh-tool-skill' } } }, null);
+  assert.equal(log.historyVersion, version);
+  assert.equal(log.userMessage(other), undefined);
+  assert.equal(log.userMessage(bare), undefined);
   // The plugin lists and reads it back like any user message.
   const host = new CallContext({ session: log });
   const page = host.listUserMessages([{ kind: 'tool', plugin: 'dsh-tool-skill' }], undefined, 10);
   assert.deepEqual(page, { refs: [{ seq: recorded, visible: true }], next: undefined });
-  assert.deepEqual(host.listUserMessages([{ kind: 'tool' }], undefined, 10).refs.map((ref) => ref.seq), [bare, recorded]);
+  assert.deepEqual(host.listUserMessages([{ kind: 'tool' }], undefined, 10).refs.map((ref) => ref.seq), [recorded]);
   const read = host.getUserMessage(recorded);
   assert.equal(
     read.source,

@@ -315,6 +315,8 @@ fn a_tool_result_whose_source_names_a_plugin_is_read_as_a_user_message() -> Test
         r#"{"type":"session","version":0,"id":"s","createdAt":1}"#.to_owned(),
         result(0, json!({"kind": "tool", "callId": "c"})).to_string(),
         result(1, recorded.clone()).to_string(),
+        // Another plugin's record stays out of the skill plugin's reach.
+        result(2, json!({"kind": "tool", "callId": "c", "plugin": "other-plugin"})).to_string(),
     ];
     std::fs::write(&path, lines.join("\n") + "\n")?;
     let mut log = SessionLog::open(&path)?;

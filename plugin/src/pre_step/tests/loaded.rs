@@ -192,3 +192,31 @@ fn the_texts_are_exact() {
         "<system-reminder>\nYou loaded these skills earlier in this session, but their instructions are no longer in view: `a`, `b-c`. Call the `skill` tool again for each one before relying on it.\n</system-reminder>"
     );
 }
+
+#[test]
+fn a_reminder_names_at_most_the_hosts_limit_and_the_rest_follow() {
+    let names: Vec<String> = (0..300).map(|index| format!("s{index:03}")).collect();
+    let skills: Vec<(&str, &str)> = names.iter().map(|name| (name.as_str(), "D.")).collect();
+    let registry = FakeRegistry::with(&skills);
+    let mut session = FakeSession::default();
+    session.push(catalog_of(&skills).initial_message(false));
+    for name in &names {
+        session.push(load_record(name, "sha256:1"));
+    }
+    for skill in &mut registry.snapshot.borrow_mut().as_mut().unwrap().skills {
+        skill.body_digest = Some("sha256:1".to_owned());
+    }
+    let last = session.messages.len() as u64 - 1;
+    session.hidden.extend(0..=last);
+    let mut memory = Memory::default();
+    let names_in = |message: &Message| {
+        let source: serde_json::Value = serde_json::from_str(&message.source).unwrap();
+        source["names"].as_array().map_or(0, Vec::len)
+    };
+    let first = step(&registry, &mut session, &mut memory);
+    assert_eq!(names_in(first.last().unwrap()), skill_rules::MAX_RELOAD_NAMES);
+    let second = step(&registry, &mut session, &mut memory);
+    assert_eq!(second.len(), 1);
+    assert_eq!(names_in(&second[0]), 300 - skill_rules::MAX_RELOAD_NAMES);
+    assert_eq!(step(&registry, &mut session, &mut memory), vec![]);
+}
