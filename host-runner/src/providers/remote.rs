@@ -270,18 +270,23 @@ impl RemoteProvider {
 
     /// Reads one index into `listing`; `Err` when the index as a whole
     /// cannot be had.
-    fn list_index(&self, index: &IndexUrl, listing: &mut Listing) -> Result<(), String> {
+    /// The digests the index gives go into `digests` (file URL → digest);
+    /// a digest another index gave for the same file stays.
+    fn list_index(
+        &self,
+        index: &IndexUrl,
+        listing: &mut Listing,
+        digests: &mut HashMap<String, String>,
+    ) -> Result<(), String> {
         let text = self.fetch(&index.0, MAX_INDEX_BYTES)?.ok_or_else(|| "HTTP status 404".to_string())?;
         let entries = index_entries(&text)?;
         for (position, entry) in entries.iter().enumerate() {
             match candidate(&index.0, entry) {
                 Ok((candidate, digest)) => {
-                    let url = candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
-                    let mut digests = self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    match digest {
-                        Some(digest) => digests.insert(url, digest),
-                        None => digests.remove(&url),
-                    };
+                    if let Some(digest) = digest {
+                        let url = candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
+                        digests.entry(url).or_insert(digest);
+                    }
                     listing.candidates.push(candidate);
                 }
                 Err((path, reason)) => listing.skipped.push(SkippedFile {
@@ -302,11 +307,15 @@ impl SkillProvider for RemoteProvider {
     fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
         let mut listing = Listing { complete: true, ..Listing::default() };
         let mut failures = Vec::new();
+        let mut digests = HashMap::new();
         for index in &self.indexes {
-            if let Err(reason) = self.list_index(index, &mut listing) {
+            if let Err(reason) = self.list_index(index, &mut listing, &mut digests) {
                 failures.push((index, format!("cannot read skill index: {reason}")));
             }
         }
+        // What this listing says replaces what the last one said: no stale
+        // entry stays, and one index cannot switch another's check off.
+        *self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = digests;
         if !failures.is_empty() && failures.len() == self.indexes.len() {
             // Nothing could be read: a failed listing, which the registry
             // reports as a warning.

@@ -417,3 +417,29 @@ fn the_discovery_index_digest_is_checked_at_load() {
         )
     );
 }
+
+#[test]
+fn an_index_without_a_digest_does_not_switch_another_indexs_check_off() {
+    let tampered = skill_file("tampered", "");
+    let signed = format!(
+        r#"{{"skills":[{{"name":"tampered","type":"skill-md","description":"The tampered skill.","url":"/files/tampered/SKILL.md","digest":"{}"}}]}}"#,
+        file_digest(b"what the index was written for"),
+    );
+    let unsigned =
+        r#"{"skills":[{"name":"tampered","description":"The tampered skill.","url":"/files/tampered/SKILL.md"}]}"#;
+    let server = Server::start(&[
+        ("/signed.json", body(&signed)),
+        ("/unsigned.json", body(unsigned)),
+        ("/files/tampered/SKILL.md", body(&tampered)),
+    ]);
+    let provider = RemoteProvider::with_timeout(
+        vec![server.index("/signed.json"), server.index("/unsigned.json")],
+        Duration::from_secs(5),
+    );
+    let listing = provider.list(None).unwrap();
+    assert_eq!(listing.candidates.len(), 2);
+    for candidate in &listing.candidates {
+        let error = provider.load(None, candidate).unwrap_err();
+        assert!(error.0.contains("but the index says"), "{error}");
+    }
+}
