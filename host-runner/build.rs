@@ -15,7 +15,8 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest_dir.parent().expect("host-runner lives inside the workspace").to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for watched in ["plugin/src", "plugin/Cargo.toml", "wit", "Cargo.toml", "Cargo.lock", "build-support"] {
+    // `rules/` too: the plugin depends on skill-rules.
+    for watched in ["plugin/src", "plugin/Cargo.toml", "rules", "wit", "Cargo.toml", "Cargo.lock", "build-support"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     println!("cargo:rerun-if-env-changed=SKILL_PLUGIN_WASM");
