@@ -171,45 +171,38 @@ impl LoadedHistory {
         let mut noticed: BTreeMap<String, State> = BTreeMap::new();
         let mut reminded: BTreeSet<String> = BTreeSet::new();
         let mut history = Self::default();
-        let mut before = None;
-        loop {
-            let page = session.list_user_messages(&filters, before, HISTORY_PAGE);
-            for reference in &page.refs {
-                let event = match memory.loaded_event(key, reference.seq) {
-                    Some(known) => known,
-                    None => {
-                        let event =
-                            Rc::new(session.get_user_message(reference.seq).map_or(Event::Other, |m| Event::of(&m)));
-                        memory.remember_loaded_event(key, reference.seq, Rc::clone(&event));
-                        event
-                    }
-                };
-                match &*event {
-                    Event::Load { name, provider, body_digest } if !history.skills.contains_key(name) => {
-                        let loaded = Loaded {
-                            provider: provider.clone(),
-                            body_digest: body_digest.clone(),
-                            visible: reference.visible,
-                            noticed: noticed.remove(name),
-                            reminded: reminded.contains(name),
-                        };
-                        history.skills.insert(name.clone(), loaded);
-                    }
-                    Event::About { name, state } if !history.skills.contains_key(name) => {
-                        noticed.entry(name.clone()).or_insert_with(|| state.clone());
-                    }
-                    Event::Reload { names } if reference.visible => {
-                        reminded.extend(names.iter().filter(|name| !history.skills.contains_key(*name)).cloned());
-                    }
-                    _ => {}
+        session.visit_newest_first(&filters, HISTORY_PAGE, |reference| {
+            let event = match memory.loaded_event(key, reference.seq) {
+                Some(known) => known,
+                None => {
+                    let event =
+                        Rc::new(session.get_user_message(reference.seq).map_or(Event::Other, |m| Event::of(&m)));
+                    memory.remember_loaded_event(key, reference.seq, Rc::clone(&event));
+                    event
                 }
+            };
+            match &*event {
+                Event::Load { name, provider, body_digest } if !history.skills.contains_key(name) => {
+                    let loaded = Loaded {
+                        provider: provider.clone(),
+                        body_digest: body_digest.clone(),
+                        visible: reference.visible,
+                        noticed: noticed.remove(name),
+                        reminded: reminded.contains(name),
+                    };
+                    history.skills.insert(name.clone(), loaded);
+                }
+                Event::About { name, state } if !history.skills.contains_key(name) => {
+                    noticed.entry(name.clone()).or_insert_with(|| state.clone());
+                }
+                Event::Reload { names } if reference.visible => {
+                    reminded.extend(names.iter().filter(|name| !history.skills.contains_key(*name)).cloned());
+                }
+                _ => {}
             }
-            match page.next {
-                // A cursor that does not move back would loop forever: a host bug, stop.
-                Some(next) if before.is_none_or(|previous| next < previous) => before = Some(next),
-                _ => return history,
-            }
-        }
+            true
+        });
+        history
     }
 
     /// The messages to add for `current`, the registry's versions: at most

@@ -206,4 +206,25 @@ pub trait SessionHistory {
     fn list_user_messages(&self, filters: &[SourceFilter], before: Option<u64>, limit: u32) -> MessageRefPage;
     /// One user message by seq.
     fn get_user_message(&self, seq: u64) -> Option<Message>;
+
+    /// Visits the references matching `filters`, newest first, reading
+    /// `page` at a time across the boundary, until `visit` returns false or
+    /// the history is exhausted.
+    fn visit_newest_first(&self, filters: &[SourceFilter], page: u32, mut visit: impl FnMut(MessageRef) -> bool)
+    where
+        Self: Sized,
+    {
+        let mut before = None;
+        loop {
+            let listed = self.list_user_messages(filters, before, page);
+            if !listed.refs.into_iter().all(&mut visit) {
+                return;
+            }
+            match listed.next {
+                // A cursor that does not move back would loop forever: a host bug, stop.
+                Some(next) if before.is_none_or(|previous| next < previous) => before = Some(next),
+                _ => return,
+            }
+        }
+    }
 }

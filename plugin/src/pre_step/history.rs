@@ -29,31 +29,23 @@ impl CatalogHistory {
             SourceFilter { kind: SKILL_CATALOG_KIND.to_owned(), plugin: None },
         ];
         let mut history = Self::default();
-        let mut before = None;
-        loop {
-            let page = session.list_user_messages(&filters, before, HISTORY_PAGE);
-            for reference in &page.refs {
-                let digest = match memory.digest(key, reference.seq) {
-                    Some(known) => known,
-                    None => {
-                        let digest =
-                            session.get_user_message(reference.seq).and_then(|m| catalog::published_digest(&m));
-                        memory.remember_digest(key, reference.seq, digest);
-                        digest
-                    }
-                };
-                let Some(digest) = digest else { continue };
-                history.published = true;
-                if reference.visible {
-                    history.visible_digest = Some(digest);
-                    return history;
+        session.visit_newest_first(&filters, HISTORY_PAGE, |reference| {
+            let digest = match memory.digest(key, reference.seq) {
+                Some(known) => known,
+                None => {
+                    let digest = session.get_user_message(reference.seq).and_then(|m| catalog::published_digest(&m));
+                    memory.remember_digest(key, reference.seq, digest);
+                    digest
                 }
+            };
+            let Some(digest) = digest else { return true };
+            history.published = true;
+            if reference.visible {
+                history.visible_digest = Some(digest);
             }
-            match page.next {
-                // A cursor that does not move back would loop forever: a host bug, stop.
-                Some(next) if before.is_none_or(|previous| next < previous) => before = Some(next),
-                _ => return history,
-            }
-        }
+            // The newest visible catalog ends the scan.
+            !reference.visible
+        });
+        history
     }
 }
