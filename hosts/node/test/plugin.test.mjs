@@ -4,12 +4,13 @@
 // tool result may record of its load, and how the result is recorded.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 import { HostError } from '../src/errors.mjs';
 import { stringify } from '../src/json.mjs';
 import { DEFAULT_OUTPUT_LIMITS, OutputCheck } from '../src/output.mjs';
-import { applyDecision, toolResultData, userMessage, validateToolResult } from '../src/plugin.mjs';
+import { applyDecision, MAX_RELOAD_NAMES, toolResultData, userMessage, validateToolResult } from '../src/plugin.mjs';
 
 // docs/spec.md §3.10: MAX_INVOKED_SKILLS (rules/src/lib.rs).
 const MAX_INVOKED_SKILLS = 16;
@@ -252,4 +253,11 @@ test('a tool result is recorded as the harness records it, the load in its sourc
   assert.deepEqual(Object.keys(failed.message.source).sort(), ['callId', 'kind']);
   assert.equal(failed.message.content[0].isError, true);
   assert.deepEqual(failed.message.content[0].content, [{ type: 'text', text: 'Error: no such skill' }]);
+});
+
+test('the limits this host mirrors are the ones skill-rules defines', () => {
+  const rules = readFileSync(new URL('../../../rules/src/lib.rs', import.meta.url), 'utf8');
+  const constant = (name) => Number(rules.match(new RegExp(`pub const ${name}: usize = (\\d+);`))[1]);
+  assert.equal(MAX_RELOAD_NAMES, constant('MAX_RELOAD_NAMES'));
+  assert.equal(MAX_INVOKED_SKILLS, constant('MAX_INVOKED_SKILLS'));
 });
