@@ -521,6 +521,32 @@ fn notice(source: &Value) -> Option<Notice> {
     }
 }
 
+/// The source of a catalog in DeepSeek Harness 0.1.0-rc.8's form (with
+/// `catalogSource: "skill-catalog"`, docs/spec.md §3.1): exactly `kind`,
+/// `form`, `entries` and an optional `"update": true`, each entry exactly a
+/// skill `name` and a string `description`.
+fn is_skill_catalog_source(source: &Value) -> bool {
+    let Some(fields) = source.as_object() else { return false };
+    let update = match fields.get("update") {
+        None => 0,
+        Some(Value::Bool(true)) => 1,
+        Some(_) => return false,
+    };
+    let entries = fields.get("entries").and_then(Value::as_array);
+    fields.len() == 3 + update
+        && fields.get("kind").and_then(Value::as_str) == Some("skill-catalog")
+        && fields.get("form").and_then(Value::as_str) == Some("catalog")
+        && entries.is_some_and(|entries| {
+            entries.iter().all(|entry| {
+                entry.as_object().is_some_and(|entry| {
+                    entry.len() == 2
+                        && entry.get("name").and_then(Value::as_str).is_some_and(is_skill_name)
+                        && entry.get("description").is_some_and(Value::is_string)
+                })
+            })
+        })
+}
+
 /// A body digest a plugin may hand back: up to [`MAX_DIGEST_BYTES`] of printable ASCII.
 fn is_digest(digest: &str) -> bool {
     digest.len() <= MAX_DIGEST_BYTES && digest.bytes().all(|byte| byte.is_ascii_graphic())
@@ -532,7 +558,7 @@ fn added_message(message: &wit::Message) -> Result<Added, String> {
     let [wit::ContentBlock::Text(text)] = message.content.as_slice() else {
         return Err("an added message must be exactly one text block".to_owned());
     };
-    if source == *CATALOG_SOURCE {
+    if source == *CATALOG_SOURCE || is_skill_catalog_source(&source) {
         return Ok(Added::Catalog(message::user_message(source, text)));
     }
     if source == *INVOCATION_NOTE_SOURCE {
@@ -647,6 +673,40 @@ mod tests {
             refusal(apply(&[], vec![added(accepted[2], &["a", "b"])])),
             "an added message must be exactly one text block"
         );
+    }
+
+    #[test]
+    fn a_catalog_in_the_skill_catalog_form_is_accepted_only_in_its_exact_shape_and_once() {
+        let initial = r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"One."}]}"#;
+        let update = r#"{"entries":[],"update":true,"form":"catalog","kind":"skill-catalog"}"#;
+        for source in [initial, update] {
+            let Ok(Decision::Enter(messages)) = apply(&[], vec![added(source, &["catalog"])]) else { panic!() };
+            assert_eq!(messages[0]["source"], serde_json::from_str::<Value>(source).unwrap());
+        }
+        assert_eq!(
+            refusal(apply(&[], vec![added(initial, &["c"]), added(&CATALOG_SOURCE.to_string(), &["c"])])),
+            "more than one catalog was added"
+        );
+        for bad in [
+            r#"{"kind":"skill-catalog","form":"catalog"}"#,
+            r#"{"kind":"skill-catalog","form":"catalog","update":false,"entries":[]}"#,
+            r#"{"kind":"skill-catalog","form":"list","entries":[]}"#,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":[],"extra":1}"#,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"Bad","description":"x"}]}"#,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":1}]}"#,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"x","more":1}]}"#,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":{}}"#,
+        ] {
+            let source: Value = serde_json::from_str(bad).unwrap();
+            assert_eq!(
+                refusal(apply(&[], vec![added(bad, &["text"])])),
+                format!(
+                    "an added message has source {source}; the plugin may only write {} or a skill invocation",
+                    *CATALOG_SOURCE
+                ),
+                "{bad}"
+            );
+        }
     }
 
     /// The decision `decided` made on one user message naming `names`.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::description::catalog_description;
+use crate::description::{catalog_description, catalog_description_utf16};
 use crate::escape;
 use crate::types::{ContentBlock, Message, SkillSummary};
 
@@ -46,6 +46,20 @@ impl CatalogDigest {
     }
 }
 
+/// How a catalog message records what it published (docs/spec.md §3.1,
+/// `catalogSource`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CatalogForm {
+    /// The seed's: source [`CATALOG_SOURCE`], descriptions capped in
+    /// characters.
+    #[default]
+    Plugin,
+    /// DeepSeek Harness 0.1.0-rc.8's: source `{"kind":"skill-catalog",
+    /// "form":"catalog","update"?:true,"entries":[…]}` carrying the published
+    /// entries, descriptions capped in UTF-16 units.
+    SkillCatalog,
+}
+
 /// The catalog for one snapshot: its lines and their digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
@@ -56,24 +70,55 @@ pub struct Catalog {
     pub len: usize,
     /// Digest of the lines joined with `\n`.
     pub digest: CatalogDigest,
+    /// With [`CatalogForm::SkillCatalog`], the entries as the source's JSON
+    /// array (`[{"name":…,"description":…},…]`, descriptions unescaped);
+    /// `None` for the seed's form.
+    entries_json: Option<String>,
 }
 
 impl Catalog {
     /// Builds the catalog from the registry's winners (already sorted by
-    /// name), keeping only model-invocable skills.
+    /// name), keeping only model-invocable skills, in the seed's form.
     pub fn from_skills<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, max_chars: usize) -> Self {
+        Self::build(skills, max_chars, CatalogForm::Plugin)
+    }
+
+    /// Builds the catalog in `form`: the same lines and digest for the same
+    /// entries, whichever form records them.
+    pub fn build<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, max_length: usize, form: CatalogForm) -> Self {
         let mut lines = CatalogLines::default();
+        let mut entries = (form == CatalogForm::SkillCatalog).then(|| String::from("["));
         for skill in skills.into_iter().filter(|skill| skill.invocation.model_invocable) {
-            lines.push(&skill.name, &escape::text(&catalog_description(&skill.description, max_chars)));
+            let description = match form {
+                CatalogForm::Plugin => catalog_description(&skill.description, max_length),
+                CatalogForm::SkillCatalog => catalog_description_utf16(&skill.description, max_length),
+            };
+            lines.push(&skill.name, &escape::text(&description));
+            if let Some(entries) = &mut entries {
+                if entries.len() > 1 {
+                    entries.push(',');
+                }
+                // In the reference's key order: `name`, then `description`.
+                entries.push_str(r#"{"name":"#);
+                entries.push_str(&json_string(&skill.name));
+                entries.push_str(r#","description":"#);
+                entries.push_str(&json_string(&description));
+                entries.push('}');
+            }
         }
-        lines.finish()
+        let mut catalog = lines.finish();
+        catalog.entries_json = entries.map(|mut entries| {
+            entries.push(']');
+            entries
+        });
+        catalog
     }
 
     /// Renders the initial catalog message (first publication in a session).
     /// `user_invocation` adds the line about `/name` (off by default).
     pub fn initial_message(&self, user_invocation: bool) -> Message {
         let note = if user_invocation { USER_INVOCATION_LISTED } else { "" };
-        catalog_message([INITIAL_HEAD, &self.body, INITIAL_TAIL, note, CLOSE].concat())
+        self.message([INITIAL_HEAD, &self.body, INITIAL_TAIL, note, CLOSE].concat(), false)
     }
 
     /// Renders a replacement catalog message (every later publication).
@@ -84,7 +129,18 @@ impl Catalog {
             (REPLACEMENT_TAIL_LISTED, USER_INVOCATION_LISTED)
         };
         let note = if user_invocation { note } else { "" };
-        catalog_message([REPLACEMENT_HEAD, &self.body, tail, note, CLOSE].concat())
+        self.message([REPLACEMENT_HEAD, &self.body, tail, note, CLOSE].concat(), true)
+    }
+
+    fn message(&self, text: String, update: bool) -> Message {
+        let source = match &self.entries_json {
+            None => CATALOG_SOURCE.to_owned(),
+            Some(entries) => {
+                let update = if update { r#""update":true,"# } else { "" };
+                format!(r#"{{"kind":"{SKILL_CATALOG_KIND}","form":"catalog",{update}"entries":{entries}}}"#)
+            }
+        };
+        Message { source, content: vec![ContentBlock::Text(text)] }
     }
 }
 
@@ -108,12 +164,13 @@ impl CatalogLines {
 
     fn finish(self) -> Catalog {
         let joined = self.body.strip_suffix('\n').unwrap_or(&self.body);
-        Catalog { digest: CatalogDigest::of(joined), len: self.len, body: self.body }
+        Catalog { digest: CatalogDigest::of(joined), len: self.len, body: self.body, entries_json: None }
     }
 }
 
-fn catalog_message(text: String) -> Message {
-    Message { source: CATALOG_SOURCE.to_owned(), content: vec![ContentBlock::Text(text)] }
+/// `text` as a JSON string literal.
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).expect("a string serialises")
 }
 
 /// The source fields that matter for recognition.
@@ -285,6 +342,37 @@ mod tests {
         );
         // The extra line is outside the markers: the digest does not change.
         assert_eq!(published_digest(&listed.initial_message(true)), Some(listed.digest));
+    }
+
+    /// DeepSeek Harness 0.1.0-rc.8's catalogs, byte for byte (its
+    /// `renderCatalogMessage` and `renderCatalogUpdate`).
+    #[test]
+    fn the_skill_catalog_form_writes_what_the_published_plugin_writes() {
+        let skills = [skill("a-skill", "  Use <b> &\n \"tags\"  ", true), skill("hidden", "No.", false)];
+        let catalog = Catalog::build(&skills, 500, CatalogForm::SkillCatalog);
+        let initial = catalog.initial_message(true);
+        assert_eq!(
+            initial.source,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a-skill","description":"Use <b> & \"tags\""}]}"#
+        );
+        assert_eq!(
+            text_of(&initial),
+            "<system-reminder>\nA skill is a reusable set of task-specific instructions. The following skills are available in this session:\n\n<available_skills>\n- `a-skill`: Use &lt;b&gt; &amp; \"tags\"\n</available_skills>\n\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.\nA user may also invoke a skill directly; its <skill_content> block then appears in this conversation. Follow it, and do not call the `skill` tool again for that skill.\n</system-reminder>"
+        );
+        let update = catalog.replacement_message(true);
+        assert_eq!(
+            update.source,
+            r#"{"kind":"skill-catalog","form":"catalog","update":true,"entries":[{"name":"a-skill","description":"Use <b> & \"tags\""}]}"#
+        );
+        assert_eq!(text_of(&update), text_of(&Catalog::from_skills(&skills, 500).replacement_message(true)));
+        let empty = Catalog::build(&[], 500, CatalogForm::SkillCatalog).replacement_message(true);
+        assert_eq!(empty.source, r#"{"kind":"skill-catalog","form":"catalog","update":true,"entries":[]}"#);
+        assert_eq!(text_of(&empty), text_of(&Catalog::from_skills(&[], 500).replacement_message(true)));
+        // Both forms of one catalog have one digest, and each is recognised with it.
+        assert_eq!(catalog.digest, Catalog::from_skills(&skills, 500).digest);
+        for message in [&initial, &update] {
+            assert_eq!(published_digest(message), Some(catalog.digest));
+        }
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use serde_json::Value;
 
+use crate::catalog::CatalogForm;
+
 /// The default cap on a catalog description, in characters.
 pub const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH: usize = skill_rules::DEFAULT_DESCRIPTION_MAX_LENGTH;
 
@@ -17,8 +19,11 @@ pub const MIN_SKILL_BODY_MAX_LENGTH: usize = 1000;
 pub const BODY_MAX_LENGTH_ERROR: &str =
     "tool-skill: skillBodyMaxLength must be an integer greater than or equal to 1000";
 
+/// The exact error for a bad `catalogSource` (docs/spec.md §3.1).
+pub const CATALOG_SOURCE_ERROR: &str = r#"tool-skill: catalogSource must be "plugin" or "skill-catalog""#;
+
 /// The configuration keys, as the unknown-key error lists them.
-const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength";
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource";
 
 /// The plugin's validated configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +40,9 @@ pub struct Config {
     /// Opt-in: the longest body the tool (and a user's `/name`) returns, in
     /// characters; a longer one is cut with a line saying where the rest is.
     pub skill_body_max_length: Option<usize>,
+    /// How catalogs record what they published: the seed's source (the
+    /// default) or DeepSeek Harness 0.1.0-rc.8's `skill-catalog` entries.
+    pub catalog_form: CatalogForm,
 }
 
 impl Default for Config {
@@ -50,6 +58,7 @@ impl Config {
         user_invocation: false,
         loaded_skills: false,
         skill_body_max_length: None,
+        catalog_form: CatalogForm::Plugin,
     };
 
     /// Parses and validates configuration JSON. An empty text means defaults.
@@ -88,6 +97,12 @@ impl Config {
                         config.skill_body_max_length = Some(length);
                     }
                 }
+                "catalogSource" => match value {
+                    Value::Null => {}
+                    Value::String(form) if form == "plugin" => config.catalog_form = CatalogForm::Plugin,
+                    Value::String(form) if form == "skill-catalog" => config.catalog_form = CatalogForm::SkillCatalog,
+                    _ => return Err(CATALOG_SOURCE_ERROR.to_owned()),
+                },
                 other => {
                     return Err(format!(
                         "tool-skill: unknown configuration key \"{other}\" (known keys: {KNOWN_KEYS})"
@@ -162,7 +177,7 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource)".to_owned())
         );
     }
 
@@ -183,6 +198,23 @@ mod tests {
             assert_eq!(
                 Config::parse(&format!(r#"{{"skillBodyMaxLength":{bad}}}"#)),
                 Err("tool-skill: skillBodyMaxLength must be an integer greater than or equal to 1000".to_owned()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_catalog_source_is_the_seeds_by_default_and_takes_one_of_two_names() {
+        assert_eq!(Config::parse("{}").unwrap().catalog_form, CatalogForm::Plugin);
+        assert_eq!(Config::parse(r#"{"catalogSource":"plugin"}"#).unwrap().catalog_form, CatalogForm::Plugin);
+        assert_eq!(
+            Config::parse(r#"{"catalogSource":"skill-catalog"}"#).unwrap().catalog_form,
+            CatalogForm::SkillCatalog
+        );
+        for bad in [r#""skill_catalog""#, "true", "1", "[]"] {
+            assert_eq!(
+                Config::parse(&format!(r#"{{"catalogSource":{bad}}}"#)),
+                Err(r#"tool-skill: catalogSource must be "plugin" or "skill-catalog""#.to_owned()),
                 "{bad}"
             );
         }

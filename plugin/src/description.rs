@@ -12,6 +12,45 @@ pub const ELLIPSIS: &str = "...";
 /// Counts characters (Unicode scalar values), so a character is never split.
 /// The result is not escaped yet.
 pub fn catalog_description(raw: &str, max_chars: usize) -> String {
+    let mut normalized = normalise(raw);
+    // Fast path: a string with at most `max_chars` bytes has at most that many characters.
+    if normalized.len() <= max_chars || normalized.chars().count() <= max_chars {
+        return normalized;
+    }
+    let keep = max_chars.saturating_sub(ELLIPSIS.len());
+    let cut = normalized.char_indices().nth(keep).map_or(normalized.len(), |(index, _)| index);
+    normalized.truncate(cut);
+    normalized.push_str(ELLIPSIS);
+    normalized
+}
+
+/// As [`catalog_description`], but counting UTF-16 code units, as
+/// DeepSeek Harness 0.1.0-rc.8 does (`catalogSource: "skill-catalog"`,
+/// docs/spec.md §3.5). Where the reference would keep half of a surrogate
+/// pair, this keeps neither half: a Rust string cannot hold one.
+pub fn catalog_description_utf16(raw: &str, max_units: usize) -> String {
+    let mut normalized = normalise(raw);
+    // A string of at most `max_units` bytes has at most that many UTF-16 units.
+    if normalized.len() <= max_units || normalized.encode_utf16().count() <= max_units {
+        return normalized;
+    }
+    let keep = max_units.saturating_sub(ELLIPSIS.len());
+    let mut units = 0;
+    let mut cut = normalized.len();
+    for (index, c) in normalized.char_indices() {
+        if units + c.len_utf16() > keep {
+            cut = index;
+            break;
+        }
+        units += c.len_utf16();
+    }
+    normalized.truncate(cut);
+    normalized.push_str(ELLIPSIS);
+    normalized
+}
+
+/// Collapses every whitespace run to one space and trims.
+fn normalise(raw: &str) -> String {
     let mut normalized = String::with_capacity(raw.len());
     let mut pending_space = false;
     for c in raw.chars() {
@@ -25,14 +64,6 @@ pub fn catalog_description(raw: &str, max_chars: usize) -> String {
             normalized.push(c);
         }
     }
-    // Fast path: a string with at most `max_chars` bytes has at most that many characters.
-    if normalized.len() <= max_chars || normalized.chars().count() <= max_chars {
-        return normalized;
-    }
-    let keep = max_chars.saturating_sub(ELLIPSIS.len());
-    let cut = normalized.char_indices().nth(keep).map_or(normalized.len(), |(index, _)| index);
-    normalized.truncate(cut);
-    normalized.push_str(ELLIPSIS);
     normalized
 }
 
@@ -69,6 +100,20 @@ mod tests {
         assert_eq!(catalog_description(raw, 5), "😀😀...");
         assert_eq!(catalog_description("ééééé", 5), "ééééé");
         assert_eq!(catalog_description("éééééé", 5), "éé...");
+    }
+
+    #[test]
+    fn the_skill_catalog_form_counts_utf16_units() {
+        // Each emoji is two UTF-16 units: the reference's `slice(0, 2)` keeps one.
+        assert_eq!(catalog_description_utf16("😀😀😀😀😀😀", 5), "😀...");
+        assert_eq!(catalog_description_utf16("😀😀", 4), "😀😀");
+        assert_eq!(catalog_description_utf16("😀😀😀", 5), "😀...");
+        // `slice(0, 3)` would keep a lone high surrogate; neither half is kept.
+        assert_eq!(catalog_description_utf16("a😀😀😀", 6), "a😀...");
+        assert_eq!(catalog_description_utf16("ab😀😀c", 6), "ab...");
+        assert_eq!(catalog_description_utf16("éééééé", 5), "éé...");
+        assert_eq!(catalog_description_utf16("  a   b  ", 3), "a b");
+        assert_eq!(catalog_description_utf16("abcd", 3), "...");
     }
 
     #[test]

@@ -340,9 +340,8 @@ function addedMessage(message, invalid) {
   }
   const text = message.content[0].val;
   const keys = isObject(source) ? Object.keys(source) : [];
-  if (keys.length === 2 && source.kind === CATALOG_SOURCE.kind && source.plugin === CATALOG_SOURCE.plugin) {
-    return { catalog: true, data: userMessage(source, text) };
-  }
+  const seedCatalog = keys.length === 2 && source.kind === CATALOG_SOURCE.kind && source.plugin === CATALOG_SOURCE.plugin;
+  if (seedCatalog || isSkillCatalogSource(source)) return { catalog: true, data: userMessage(source, text) };
   const note = INVOCATION_NOTE_SOURCE;
   if (keys.length === 2 && source.kind === note.kind && source.form === note.form) {
     return { note: true, data: userMessage(source, text) };
@@ -364,6 +363,31 @@ function addedMessage(message, invalid) {
   if (invocation) return { catalog: false, name: source.name, data: userMessage(source, text) };
   throw invalid(
     `an added message has source ${stringify(source)}; the plugin may only write ${stringify(CATALOG_SOURCE)} or a skill invocation`,
+  );
+}
+
+/**
+ * A catalog source in DeepSeek Harness 0.1.0-rc.8's form (`catalogSource:
+ * "skill-catalog"`, docs/spec.md §8.5): exactly `kind`, `form`, `entries`
+ * and an optional `update: true`, each entry exactly a skill `name` and a
+ * string `description`.
+ */
+export function isSkillCatalogSource(source) {
+  if (!isObject(source)) return false;
+  const update = Object.hasOwn(source, 'update');
+  if (update && source.update !== true) return false;
+  return (
+    Object.keys(source).length === 3 + (update ? 1 : 0) &&
+    source.kind === 'skill-catalog' &&
+    source.form === 'catalog' &&
+    Array.isArray(source.entries) &&
+    source.entries.every(
+      (entry) =>
+        isObject(entry) &&
+        Object.keys(entry).length === 2 &&
+        isSkillName(entry.name) &&
+        typeof entry.description === 'string',
+    )
   );
 }
 

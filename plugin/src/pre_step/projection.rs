@@ -48,7 +48,7 @@ pub(super) fn project_catalog(
             }
         }
         ToolView::Hidden | ToolView::Shadowed => {
-            (Rc::new(Catalog::from_skills(&[], config.catalog_description_max_length)), None)
+            (Rc::new(Catalog::build(&[], config.catalog_description_max_length, config.catalog_form)), None)
         }
     };
     // 6. What the session already shows (reused while its history is unchanged).
@@ -119,7 +119,8 @@ fn snapshot_catalog(
         Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => None,
         // 5. Entries and digest of the model-invocable skills.
         Ok(SnapshotAnswer::Changed(snapshot)) => {
-            let catalog = Rc::new(Catalog::from_skills(&snapshot.skills, config.catalog_description_max_length));
+            let catalog =
+                Rc::new(Catalog::build(&snapshot.skills, config.catalog_description_max_length, config.catalog_form));
             memory.remember_catalog(snapshot.revision, Rc::clone(&catalog));
             if config.loaded_skills {
                 memory.remember_versions(snapshot.revision, Rc::new(crate::loaded::versions_of(&snapshot.skills)));
