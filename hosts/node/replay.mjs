@@ -12,12 +12,11 @@
 // host (an unreadable or malformed scenario, a refused configuration, a trap,
 // a limit), printed as one `error: …` line.
 
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { embeddedComponent } from './src/component.mjs';
 import { ScenarioError } from './src/errors.mjs';
 import { pretty } from './src/json.mjs';
 import { DEFAULT_LIMITS } from './src/sandbox.mjs';
@@ -78,28 +77,6 @@ function read(file, what) {
   }
 }
 
-/** The component built into skill-host, written out by `skill-host component`. */
-function embeddedComponent() {
-  const candidates = [
-    process.env.SKILL_HOST,
-    path.join(REPOSITORY, 'target', 'debug', 'skill-host'),
-    path.join(REPOSITORY, 'target', 'release', 'skill-host'),
-  ].filter((candidate) => candidate && existsSync(candidate));
-  const binary = candidates[0] ?? 'skill-host';
-  const dir = mkdtempSync(path.join(tmpdir(), 'skill-host-node-'));
-  try {
-    const output = path.join(dir, 'plugin.wasm');
-    execFileSync(binary, ['component', '--output', output], { stdio: ['ignore', 'ignore', 'pipe'] });
-    return readFileSync(output);
-  } catch (error) {
-    throw new Error(
-      `no --plugin given, and \`${binary} component\` failed (${error.message.split('\n')[0]}): build skill-host or pass --plugin FILE.wasm`,
-    );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 async function main() {
   let chosen;
   try {
@@ -118,7 +95,7 @@ async function main() {
     }
     // The scenario's own configuration wins over --config.
     if (scenario.config === null && chosen.config !== null) scenario.config = read(chosen.config, 'configuration').toString('utf8');
-    const component = chosen.plugin === null ? embeddedComponent() : read(chosen.plugin, 'plugin');
+    const component = chosen.plugin === null ? embeddedComponent(REPOSITORY) : read(chosen.plugin, 'plugin');
     const limits = {
       timeoutMs: chosen.timeoutMs,
       memoryBytes: chosen.memoryMb * 1024 * 1024,

@@ -2,8 +2,10 @@
 // ES module plus core modules, cached on disk under the component's SHA-256
 // (and jco's version), so the next run of the same component starts at once.
 
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -86,4 +88,30 @@ function patchStringLifting(files) {
     throw new Error(`jco's output changed: ${name} has no \`${DEFAULT_DECODER}\` to fix (see component.mjs)`);
   }
   files[name] = Buffer.from(source.replaceAll(DEFAULT_DECODER, ABI_DECODER));
+}
+
+/**
+ * The component built into skill-host, written out by `skill-host component`:
+ * the binary is `$SKILL_HOST`, else `repository`'s target/debug or
+ * target/release build, else `skill-host` on PATH.
+ */
+export function embeddedComponent(repository) {
+  const candidates = [
+    process.env.SKILL_HOST,
+    path.join(repository, 'target', 'debug', 'skill-host'),
+    path.join(repository, 'target', 'release', 'skill-host'),
+  ].filter((candidate) => candidate && existsSync(candidate));
+  const binary = candidates[0] ?? 'skill-host';
+  const dir = mkdtempSync(path.join(tmpdir(), 'skill-host-node-'));
+  try {
+    const output = path.join(dir, 'plugin.wasm');
+    execFileSync(binary, ['component', '--output', output], { stdio: ['ignore', 'ignore', 'pipe'] });
+    return readFileSync(output);
+  } catch (error) {
+    throw new Error(
+      `no --plugin given, and \`${binary} component\` failed (${error.message.split('\n')[0]}): build skill-host or pass --plugin FILE.wasm`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -99,8 +99,10 @@ export class Plugin {
    * toolView, aborted }` (`aborted` a function, consulted before the call and
    * by every registry import). Resolves to `{ decision }` (validated) or
    * `{ aborted: true }`; appending the decision is the caller's step boundary.
+   * `Host` answers the imports (a `CallContext` unless a bridge to another
+   * harness brings its own, as dsh/bridge.mjs does).
    */
-  async preStep(registry, session, input, decision) {
+  async preStep(registry, session, input, decision, Host = CallContext) {
     const aborted = input.aborted ?? (() => false);
     const cwd = input.cwd ?? null;
     const proposed = 'reject' in decision ? [] : decision.enter.map(messageToWit);
@@ -115,7 +117,7 @@ export class Plugin {
       proposal: 'reject' in decision ? { tag: 'reject' } : { tag: 'enter', val: proposed.length },
     };
     const step = { proposed, decided: null, decisions: 0 };
-    const host = new CallContext({ registry, session, cwd, step, aborted });
+    const host = new Host({ registry, session, cwd, step, aborted });
     const returned = await this.#sandbox.call('pre-step', 'preStep', [context], host);
     if (returned.tag === 'err') return { aborted: true };
     return { decision: applyDecision(decision, step, this.#check('pre-step')) };
@@ -127,8 +129,8 @@ export class Plugin {
    * to record of the load (`{ name, provider, bodyDigest }`, the digest a
    * string or null), or null.
    */
-  async invoke(registry, cwd, argumentsText) {
-    const host = new CallContext({ registry, cwd: cwd ?? null });
+  async invoke(registry, cwd, argumentsText, Host = CallContext) {
+    const host = new Host({ registry, cwd: cwd ?? null });
     const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], host);
     validateToolResult(returned, argumentsText, this.#check('invoke'));
     if (returned.tag === 'err') return { error: returned.val };

@@ -39,6 +39,8 @@ export class Sandbox {
   #onCall;
   /** Calls run one at a time: one instance, and imports answer for one call. */
   #queue = Promise.resolve();
+  /** The running call's deadline, paused while an import is answered asynchronously. */
+  #clock = null;
 
   constructor(moduleUrl, core, config, limits, onCall) {
     this.#moduleUrl = moduleUrl;
@@ -140,17 +142,37 @@ export class Sandbox {
     if (process.env.SKILL_HOST_NODE_DEBUG) worker.stderr.pipe(process.stderr);
     else worker.stderr.resume();
     // Imports: answered here, synchronously for the guest (see guest-worker.mjs).
-    port1.on('message', ({ name, args }) => {
-      let reply;
-      try {
-        if (this.#host === null) throw new Error(`import ${name} called outside a plugin call`);
-        reply = { value: this.#host[name](...args) };
-      } catch (error) {
-        reply = { failure: error instanceof Error ? error.message : String(error) };
-      }
-      port1.postMessage(reply);
+    const reply = (message) => {
+      port1.postMessage(message);
       Atomics.store(flag, 0, 1);
       Atomics.notify(flag, 0);
+    };
+    const failure = (error) => ({ failure: error instanceof Error ? error.message : String(error) });
+    port1.on('message', ({ name, args }) => {
+      let value;
+      try {
+        if (this.#host === null) throw new Error(`import ${name} called outside a plugin call`);
+        value = this.#host[name](...args);
+      } catch (error) {
+        reply(failure(error));
+        return;
+      }
+      if (!(value instanceof Promise)) {
+        reply({ value });
+        return;
+      }
+      // A host that answers asynchronously (the DeepSeek Harness bridge,
+      // dsh/bridge.mjs): the guest sleeps meanwhile, so its deadline, which
+      // bounds the plugin's own work, pauses until the answer is posted.
+      const clock = this.#clock;
+      clock?.pause();
+      value.then(
+        (answer) => ({ value: answer }),
+        (error) => failure(error),
+      ).then((message) => {
+        clock?.resume();
+        reply(message);
+      });
     });
     port1.unref();
     const guest = { worker, port: port1, pending: null, dead: null };
@@ -186,12 +208,14 @@ export class Sandbox {
     const timeoutMs = this.#limits.timeoutMs;
     return new Promise((resolve, reject) => {
       let timedOut = false;
-      const timer = setTimeout(() => {
+      const clock = new Deadline(timeoutMs, () => {
         timedOut = true;
         guest.worker.terminate();
-      }, timeoutMs);
+      });
+      this.#clock = clock;
       const finish = (outcome) => {
-        clearTimeout(timer);
+        clock.stop();
+        if (this.#clock === clock) this.#clock = null;
         guest.pending = null;
         this.#host = null;
         outcome();
@@ -233,5 +257,41 @@ export class Sandbox {
   async #discard(guest) {
     if (this.#guest === guest) this.#guest = null;
     await guest.worker.terminate();
+  }
+}
+
+/**
+ * A call's deadline: `onExpiry` runs once `timeoutMs` of running time have
+ * passed, time spent paused not counted.
+ */
+class Deadline {
+  #left;
+  #onExpiry;
+  #since = 0;
+  #timer = null;
+  #stopped = false;
+
+  constructor(timeoutMs, onExpiry) {
+    this.#left = timeoutMs;
+    this.#onExpiry = onExpiry;
+    this.resume();
+  }
+
+  pause() {
+    if (this.#timer === null) return;
+    clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#left -= performance.now() - this.#since;
+  }
+
+  resume() {
+    if (this.#stopped || this.#timer !== null) return;
+    this.#since = performance.now();
+    this.#timer = setTimeout(this.#onExpiry, Math.max(this.#left, 0));
+  }
+
+  stop() {
+    this.#stopped = true;
+    this.pause();
   }
 }

@@ -1,0 +1,312 @@
+// The component's imports answered by a DeepSeek Harness `Context`: its
+// skill registry (`ctx.skills`) for the session's cwd and the agent's scope,
+// and the agent's durable session read in place. Every decision stays the
+// component's; this file only translates.
+//
+// The harness's registry answers asynchronously. The plugin's thread sleeps
+// while it does (src/sandbox.mjs pauses the call's deadline meanwhile), so
+// the component sees the synchronous imports of its WIT world.
+
+import { CallContext } from '../src/host-imports.mjs';
+
+const ok = (val) => ({ tag: 'ok', val });
+const err = (val) => ({ tag: 'err', val });
+const ABORTED = err({ tag: 'aborted' });
+
+/** A thrown value's message, as the harness's tool runtime words it (`errorMessage` in dsh-tools). */
+export function errorMessage(error) {
+  try {
+    if (error instanceof Error) return error.message;
+    if (typeof error === 'object' && error !== null && typeof error.message === 'string') return error.message;
+    return String(error);
+  } catch {
+    return '<unprintable thrown value>';
+  }
+}
+
+/** A harness skill summary as the WIT `skill-summary`. */
+function summaryToWit(skill) {
+  return {
+    name: skill.name,
+    description: skill.description,
+    invocation: {
+      modelInvocable: skill.invocation?.modelInvocable === true,
+      userInvocable: skill.invocation?.userInvocable === true,
+    },
+    provider: skill.provider,
+    source: typeof skill.source === 'string' ? skill.source : '',
+    path: typeof skill.path === 'string' ? skill.path : undefined,
+    bodyDigest: undefined,
+  };
+}
+
+function resourceBaseToWit(base) {
+  switch (base?.kind) {
+    case 'directory':
+      return { tag: 'directory', val: base.path };
+    case 'url':
+      return { tag: 'url', val: base.url };
+    case 'opaque':
+      return { tag: 'opaque', val: base.description };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The harness's skill registry for one plugin: complete snapshots remembered
+ * per agent and cwd under a revision of our own, valid until the registry
+ * announces a change (`skills/change`, emitted whenever it drops its cache).
+ * So a steady step asks the registry nothing at all.
+ */
+export class HarnessSkills {
+  #ctx;
+  #changes = 0;
+  #lastRevision = 0n;
+  /** agent (scope) → cwd → `{ changes, revision, skills }` of its last complete snapshot. */
+  #held = new WeakMap();
+
+  constructor(ctx) {
+    this.#ctx = ctx;
+    ctx.on('skills/change', () => {
+      this.#changes += 1;
+    });
+  }
+
+  /** The registry as one call sees it: `lookup` is `{ cwd, signal, scope }`, as the published plugin passes it. */
+  view(lookup) {
+    return new RegistryView(this, lookup);
+  }
+
+  get skills() {
+    return this.#ctx.skills;
+  }
+
+  /** The snapshot still held for `lookup`, or undefined. */
+  held({ scope, cwd }) {
+    const snapshot = scopeKey(scope) === null ? undefined : this.#held.get(scope)?.get(cwd);
+    return snapshot !== undefined && snapshot.changes === this.#changes ? snapshot : undefined;
+  }
+
+  /** Takes a snapshot; a complete one is held, under a revision never used before. */
+  async snapshot(lookup) {
+    const changes = this.#changes;
+    const { skills, complete } = await this.skills.snapshot(lookup);
+    this.#lastRevision += 1n;
+    const snapshot = { changes, revision: this.#lastRevision, complete: complete === true, skills };
+    const key = scopeKey(lookup.scope);
+    // A change announced while the registry answered makes this one stale at once.
+    if (snapshot.complete && key !== null) {
+      if (!this.#held.has(key)) this.#held.set(key, new Map());
+      this.#held.get(key).set(lookup.cwd, snapshot);
+    }
+    return snapshot;
+  }
+}
+
+/** Snapshots are held per agent object; a lookup without one holds nothing. */
+function scopeKey(scope) {
+  return typeof scope === 'object' && scope !== null ? scope : null;
+}
+
+/** One call's registry: the interface `CallContext` and `Plugin.preStep` expect, answered by the harness. */
+class RegistryView {
+  #skills;
+  #lookup;
+
+  constructor(skills, lookup) {
+    this.#skills = skills;
+    this.#lookup = lookup;
+  }
+
+  get lookup() {
+    return this.#lookup;
+  }
+
+  /** The revision of the complete snapshot held for this lookup, found without asking the registry. */
+  cachedRevision() {
+    return this.#skills.held(this.#lookup)?.revision;
+  }
+
+  async snapshot() {
+    return this.#skills.held(this.#lookup) ?? (await this.#skills.snapshot(this.#lookup));
+  }
+
+  list() {
+    return this.#skills.skills.list(this.#lookup);
+  }
+
+  get(name) {
+    return this.#skills.skills.get(name, this.#lookup);
+  }
+}
+
+/**
+ * The imports of one plugin call, with the registry's answered by the
+ * harness (`registry` is a `RegistryView`); the session's and the step's are
+ * `CallContext`'s own, over a `HarnessSession`.
+ */
+export class HarnessCallContext extends CallContext {
+  async snapshot(known) {
+    if (this.aborted()) return ABORTED;
+    let snapshot;
+    try {
+      snapshot = await this.registry.snapshot();
+    } catch (error) {
+      if (this.aborted()) return ABORTED;
+      throw error;
+    }
+    if (this.aborted()) return ABORTED;
+    // Revisions are never reused: the plugin's copy of this one is exactly this list.
+    if (snapshot.complete && known === snapshot.revision) return ok({ tag: 'unchanged' });
+    return ok({
+      tag: 'changed',
+      val: { complete: snapshot.complete, revision: snapshot.revision, skills: snapshot.skills.map(summaryToWit) },
+    });
+  }
+
+  async listSkills(name) {
+    if (this.aborted()) return ABORTED;
+    try {
+      const skills = await this.registry.list();
+      if (this.aborted()) return ABORTED;
+      // With a name, only that winner: the tool's lookup never copies the whole catalog.
+      const named = name == null ? skills : skills.filter((skill) => skill.name === name);
+      return ok(named.map(summaryToWit));
+    } catch (error) {
+      return this.aborted() ? ABORTED : err({ tag: 'failed', val: errorMessage(error) });
+    }
+  }
+
+  async getSkill(name) {
+    if (this.aborted()) return ABORTED;
+    let skill;
+    try {
+      skill = await this.registry.get(name);
+    } catch (error) {
+      return this.aborted() ? ABORTED : err({ tag: 'failed', val: errorMessage(error) });
+    }
+    if (this.aborted()) return ABORTED;
+    if (skill === undefined || skill === null) return ok(undefined);
+    return ok({
+      ...summaryToWit(skill),
+      resourceBase: resourceBaseToWit(skill.resourceBase),
+      content: skill.content,
+    });
+  }
+}
+
+const USER_MESSAGE = 'user/message';
+const TOOL_RESULT = 'tool/result';
+
+let lastSessionKey = 0n;
+
+/**
+ * A harness `Session` as the plugin's `session` imports read it: its
+ * user-role messages indexed once each, as they are appended (the log only
+ * grows), so a step costs nothing per event already seen.
+ */
+export class HarnessSession {
+  /** Identifies the session in this process (the step context's `session`). */
+  key;
+  /** Bumped by each user-role message and each surface replacement (the step context's `history-version`). */
+  historyVersion = 0n;
+  #session;
+  #seen = 0;
+  /** `{ seq, source, content }` of each user-role message, in seq order (seqs as BigInts). */
+  #messages = [];
+  #byKind = new Map();
+  /** The seqs (numbers) of indexed messages on the model-visible surface. */
+  #visible = new Set();
+
+  constructor(session) {
+    lastSessionKey += 1n;
+    this.key = lastSessionKey;
+    this.#session = session;
+  }
+
+  /** Indexes what was appended since the last call. */
+  refresh() {
+    const session = this.#session;
+    if (session.seq === this.#seen) return this;
+    const events = session.events;
+    let replaced = false;
+    for (let index = this.#seen; index < events.length; index += 1) {
+      const event = events[index];
+      const message = userRoleMessage(event);
+      if (message !== null) {
+        this.#index(event.seq, message);
+        if (event.surfaceOp === 'append') this.#visible.add(event.seq);
+        this.historyVersion += 1n;
+      }
+      if (event.surfaceOp !== undefined && event.surfaceOp !== 'append') {
+        replaced = true;
+        if (message === null) this.historyVersion += 1n;
+      }
+    }
+    this.#seen = events.length;
+    if (replaced) {
+      // A replacement can hide any earlier node: read the surface again (compaction is rare).
+      const nodes = new Set(session.surface.nodes);
+      this.#visible = new Set(this.#messages.map(({ seq }) => Number(seq)).filter((seq) => nodes.has(seq)));
+    }
+    return this;
+  }
+
+  isVisible(seq) {
+    return this.#visible.has(Number(seq));
+  }
+
+  userMessagesOfKind(kind) {
+    return (this.#byKind.get(kind) ?? []).map((position) => this.#messages[position]);
+  }
+
+  userMessage(seq) {
+    let low = 0;
+    let high = this.#messages.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      const found = this.#messages[middle].seq;
+      if (found === seq) return this.#messages[middle];
+      if (found < seq) low = middle + 1;
+      else high = middle;
+    }
+    return undefined;
+  }
+
+  #index(seq, message) {
+    const source = typeof message.source === 'object' && message.source !== null ? message.source : null;
+    const kind = typeof source?.kind === 'string' ? source.kind : '';
+    if (!this.#byKind.has(kind)) this.#byKind.set(kind, []);
+    this.#byKind.get(kind).push(this.#messages.length);
+    this.#messages.push({ seq: BigInt(seq), source, content: Array.isArray(message.content) ? message.content : [] });
+  }
+}
+
+/**
+ * The user-role message an event carries, or null: a `user/message`'s data,
+ * or the message of a `tool/result` whose source names the plugin
+ * `dsh-tool-skill` (docs/spec.md §3.12), as the other hosts read them.
+ */
+function userRoleMessage({ type, data }) {
+  if (type === USER_MESSAGE) return typeof data === 'object' && data !== null ? data : null;
+  if (type !== TOOL_RESULT || typeof data !== 'object' || data === null) return null;
+  const message = data.message;
+  const source = typeof message === 'object' && message !== null ? message.source : undefined;
+  const recorded = source?.plugin === 'dsh-tool-skill' && Array.isArray(message.content);
+  return recorded ? message : null;
+}
+
+/** The `HarnessSession` of each harness session, made on first use. */
+export class HarnessSessions {
+  #sessions = new WeakMap();
+
+  of(session) {
+    let indexed = this.#sessions.get(session);
+    if (indexed === undefined) {
+      indexed = new HarnessSession(session);
+      this.#sessions.set(session, indexed);
+    }
+    return indexed.refresh();
+  }
+}

@@ -1,0 +1,188 @@
+// A drop-in replacement for `@deepseek-ai/dsh-tool-skill` (0.1.0-rc.8): the
+// same exports (`name`, `inject`, `Config`, `apply`), the same `skill` tool
+// and `agent/pre-step` behaviour, the same session records, with every
+// decision made by the sandboxed component (docs/spec.md §3.1,
+// `catalogSource: "skill-catalog"` with `userInvocation`).
+//
+//   import toolSkill from '@deepseek-ai/dsh-tool-skill'      // before
+//   import * as toolSkill from 'dsh-tool-skill-wasm'         // after
+//   await ctx.plugin(toolSkill, { catalogDescriptionMaxLength: 500 })
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import z from '@deepseek-ai/schemastery';
+import { createUserMessage } from '@deepseek-ai/dsh-llm';
+import { defineTool } from '@deepseek-ai/dsh-tools';
+
+import { embeddedComponent } from '../src/component.mjs';
+import { HostError } from '../src/errors.mjs';
+import { Plugin } from '../src/plugin.mjs';
+import { DEFAULT_LIMITS } from '../src/sandbox.mjs';
+import { HarnessCallContext, HarnessSessions, HarnessSkills } from './bridge.mjs';
+
+const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** The published plugin's name and services. */
+export const name = 'tool-skill';
+export const inject = ['agents', 'tools', 'skills'];
+
+const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH = 500;
+
+/** The published plugin's configuration schema, defaults included. */
+export const Config = z.object({
+  catalogDescriptionMaxLength: z.number().default(DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH),
+});
+
+/**
+ * What the published plugin's configuration means to the component: that
+ * version's catalog form and its user `/name` invocation. A value JSON
+ * cannot carry (NaN, Infinity) is passed as text, which the component
+ * refuses with its own words, as the published plugin refuses it.
+ */
+export function componentConfig(config = {}) {
+  const max = config.catalogDescriptionMaxLength ?? DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH;
+  return JSON.stringify({
+    catalogDescriptionMaxLength: typeof max === 'number' && !Number.isFinite(max) ? String(max) : max,
+    userInvocation: true,
+    catalogSource: 'skill-catalog',
+  });
+}
+
+/**
+ * The component: `$DSH_TOOL_SKILL_COMPONENT` (a `.wasm` file), else the one
+ * built into skill-host (see src/component.mjs).
+ */
+function componentBytes() {
+  const file = process.env.DSH_TOOL_SKILL_COMPONENT;
+  return file ? readFileSync(file) : embeddedComponent(REPOSITORY);
+}
+
+/** The published plugin's output schema and call card; the model never sees either. */
+const OUTPUT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', required: true },
+    provider: { type: 'string', required: true },
+    resourceBase: {
+      oneOf: [
+        resourceBaseSchema('directory', 'path'),
+        resourceBaseSchema('url', 'url'),
+        resourceBaseSchema('opaque', 'description'),
+      ],
+    },
+    content: { type: 'string', required: true },
+  },
+};
+
+function resourceBaseSchema(kind, field) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: { kind: { type: 'string', required: true, const: kind }, [field]: { type: 'string', required: true } },
+  };
+}
+
+/** The component's JSON Schema for the arguments as a dsh-tools parameter spec. */
+function parameterSpec(schema) {
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  const spec = {};
+  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+    spec[key] = { type: property.type, required: required.has(key), description: property.description };
+  }
+  return spec;
+}
+
+/** The text the harness stores for a tool error: the component's `Error: …` less its prefix, which the runtime adds back. */
+function toolError(text) {
+  return new Error(text.startsWith('Error: ') ? text.slice('Error: '.length) : text);
+}
+
+/**
+ * Registers the `skill` tool and the `agent/pre-step` listener on `ctx`.
+ * Resolves once the component is compiled and has accepted the
+ * configuration; a refused configuration rejects with the component's text
+ * (`tool-skill: catalogDescriptionMaxLength must be …`).
+ * @param {object} [options] - `component` (bytes) and `limits` (the sandbox's, src/sandbox.mjs).
+ */
+export async function apply(ctx, config = {}, options = {}) {
+  let plugin;
+  try {
+    plugin = await Plugin.create(options.component ?? componentBytes(), componentConfig(config), {
+      ...DEFAULT_LIMITS,
+      ...options.limits,
+    });
+  } catch (error) {
+    // The published plugin throws a plain Error with the same text.
+    if (error instanceof HostError && error.kind === 'config') throw new Error(error.message);
+    throw error;
+  }
+  ctx.effect(() => () => plugin.close(), 'tool-skill sandbox');
+  const skills = new HarnessSkills(ctx);
+  const sessions = new HarnessSessions();
+  const definition = await plugin.definition();
+  // The component's text for each value the tool returned, until the runtime renders it.
+  const rendered = new Map();
+  const tool = defineTool({
+    name: definition.name,
+    description: definition.description,
+    parameters: parameterSpec(definition.parameters),
+    output: {
+      schema: OUTPUT_SCHEMA,
+      render: (_args, value) => {
+        const key = JSON.stringify(value);
+        const text = rendered.get(key);
+        rendered.delete(key);
+        if (text === undefined) throw new Error(`no rendered text for skill "${value.name}"`);
+        return [{ type: 'text', text }];
+      },
+    },
+    async execute(args, exec) {
+      const lookup = { cwd: exec.agent?.session.header.cwd, signal: exec.signal, scope: exec.agent };
+      const outcome = await plugin.invoke(skills.view(lookup), lookup.cwd, JSON.stringify(args), HarnessCallContext);
+      exec.signal?.throwIfAborted();
+      if ('error' in outcome) throw toolError(outcome.error);
+      if (rendered.size >= 64) rendered.delete(rendered.keys().next().value);
+      rendered.set(JSON.stringify(outcome.ok), outcome.text);
+      return outcome.ok;
+    },
+    presentCall(args) {
+      return { card: 'generic', title: `Load skill ${args.name}`, kind: 'read', rawInput: args.name };
+    },
+  });
+  ctx.tools.register(tool);
+  ctx.on('agent/pre-step', async ({ agent, signal }, next) => {
+    const decision = await next();
+    if (decision.kind === 'reject') return decision;
+    signal.throwIfAborted();
+    const lookup = { cwd: agent.session.header.cwd, signal, scope: agent };
+    const resolved = ctx.tools.get(tool.name, agent);
+    const toolView = resolved === tool ? 'visible' : resolved === undefined ? 'hidden' : 'shadowed';
+    const proposed = decision.messages;
+    const outcome = await plugin.preStep(
+      skills.view(lookup),
+      sessions.of(agent.session),
+      { cwd: lookup.cwd, toolView, aborted: () => signal.aborted },
+      { enter: proposed },
+      HarnessCallContext,
+    );
+    if (outcome.aborted) {
+      signal.throwIfAborted();
+      throw new Error('the skill plugin reported an abort the step did not see');
+    }
+    const entered = outcome.decision.enter;
+    const kept = new Set(proposed);
+    const unchanged = entered.length === proposed.length && entered.every((message, index) => message === proposed[index]);
+    if (unchanged) return decision;
+    return {
+      kind: 'enter',
+      messages: entered.map((message) =>
+        kept.has(message) ? message : createUserMessage({ content: message.content, source: message.source }),
+      ),
+    };
+  });
+}
+
+export default { name, inject, Config, apply };
