@@ -11,7 +11,16 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 
 import { sandboxWasi } from './sandbox-wasi.mjs';
 
-const { moduleUrl, core, importPort, signal, maxCopyBytes } = workerData;
+const { moduleUrl, core, importPort, signal, maxCopyBytes, debug } = workerData;
+
+// What the glue logs goes nowhere (unless debugging): the main thread never
+// reads this thread's stdout or stderr.
+if (!debug) {
+  const discard = () => true;
+  process.stdout.write = discard;
+  process.stderr.write = discard;
+  for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir']) console[method] = () => {};
+}
 const flag = new Int32Array(signal);
 
 /** A failure of the host while answering an import: it traps the guest. */

@@ -115,6 +115,7 @@ export class Sandbox {
   async #spawn() {
     const signal = new SharedArrayBuffer(4);
     const flag = new Int32Array(signal);
+    const debug = Boolean(process.env.SKILL_HOST_NODE_DEBUG);
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(WORKER_URL, {
       workerData: {
@@ -123,6 +124,7 @@ export class Sandbox {
         importPort: port2,
         signal,
         maxCopyBytes: this.#limits.memoryBytes,
+        debug,
       },
       transferList: [port2],
       // Nothing of this process reaches the guest's thread: no environment,
@@ -137,10 +139,10 @@ export class Sandbox {
       // capped in the core module itself (memory-cap.mjs).
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
-    worker.stdout.resume();
-    // SKILL_HOST_NODE_DEBUG=1 shows what jco's glue logs in the guest's thread.
-    if (process.env.SKILL_HOST_NODE_DEBUG) worker.stderr.pipe(process.stderr);
-    else worker.stderr.resume();
+    // SKILL_HOST_NODE_DEBUG=1 shows what jco's glue logs in the guest's
+    // thread. Otherwise the thread discards it itself (guest-worker.mjs): a
+    // stream read here would keep this process alive as long as the thread.
+    if (debug) worker.stderr.pipe(process.stderr);
     // Imports: answered here, synchronously for the guest (see guest-worker.mjs).
     const reply = (message) => {
       port1.postMessage(message);
