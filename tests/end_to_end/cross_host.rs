@@ -354,6 +354,64 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
     assert_eq!(rust.code, Some(0), "{}", rust.stderr);
 }
 
+/// The hostile plugin through the drop-in for `@deepseek-ai/dsh-tool-skill`
+/// (hosts/node/dsh), in a DeepSeek Harness built from its published
+/// packages: each misbehaviour is stopped with its error, the session is
+/// left as it was, and the harness's next call is served by a fresh instance.
+#[test]
+fn the_drop_in_stops_a_hostile_plugin_and_the_harness_keeps_serving() {
+    let sandbox = Sandbox::new();
+    let plugin = sandbox.path().join("hostile_plugin.wasm");
+    std::fs::write(&plugin, HOSTILE).unwrap();
+    let script = node_host().join("dsh-harness/hostile.mjs");
+    let output = node(&[script.to_str().unwrap(), plugin.to_str().unwrap()]);
+    assert!(output.status.success(), "dsh-harness/hostile.mjs failed:\n{}", stderr(&output));
+    let cases: Vec<Value> =
+        stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let pre_step = |reason: &str| format!("plugin call `pre-step` {reason}");
+    let invoke = |reason: &str| format!("Error: plugin call `invoke` {reason}");
+    let expected = [
+        ("loop", pre_step("exceeded its deadline of 500 ms")),
+        ("alloc", pre_step("exceeded its memory cap of 32 MiB")),
+        ("panic", pre_step("trapped: ")),
+        ("import-loop", pre_step("exceeded its deadline of 500 ms")),
+        (
+            "forge",
+            pre_step(
+                "returned invalid output: an added message has source {\"kind\":\"user\"}; the plugin may only write {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation",
+            ),
+        ),
+        ("two-catalogs", pre_step("returned invalid output: more than one catalog was added")),
+        ("many-messages", pre_step("returned invalid output: it added 1000 messages; a pre-step may add at most 64")),
+        (
+            "big-text",
+            pre_step(
+                "returned invalid output: added message 1's content block 1 is 2000 bytes, over the cap of 1000 bytes per text",
+            ),
+        ),
+        ("loop", invoke("exceeded its deadline of 500 ms")),
+        ("import-loop", invoke("exceeded its deadline of 500 ms")),
+        ("alloc", invoke("exceeded its memory cap of 32 MiB")),
+        (
+            "other-skill",
+            invoke("returned invalid output: the value is skill \"other-skill\", but the arguments asked for \"a-skill\""),
+        ),
+        ("bare-error", invoke("returned invalid output: a tool error must read `Error: <message>`")),
+        ("step-outside", invoke("trapped: the plugin called `step.decide` outside a pre-step")),
+    ];
+    assert_eq!(cases.len(), expected.len(), "{}", stdout(&output));
+    for (case, (mode, error)) in cases.iter().zip(expected) {
+        assert_eq!(case["mode"], mode, "{case}");
+        let seen = case["error"].as_str().unwrap_or_else(|| panic!("no error: {case}"));
+        if mode == "panic" {
+            assert!(seen.starts_with(&error) && seen.contains("hostile plugin panicked on purpose"), "{case}");
+        } else {
+            assert_eq!(seen, error, "{case}");
+        }
+        assert_eq!(case["served"], true, "{case}");
+    }
+}
+
 /// The Node host's own unit tests (its JSON, sandbox WASI and memory cap).
 #[test]
 fn the_node_hosts_unit_tests_pass() {

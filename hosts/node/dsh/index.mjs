@@ -59,6 +59,12 @@ function componentBytes() {
   return file ? readFileSync(file) : embeddedComponent(REPOSITORY);
 }
 
+/**
+ * The sandbox's limits: the defaults (1 s of the plugin's own time, 64 MiB),
+ * and at most 30 s for a whole call, the harness's answers included.
+ */
+export const DROP_IN_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, wallTimeoutMs: 30_000 });
+
 /** The published plugin's output schema and call card; the model never sees either. */
 const OUTPUT_SCHEMA = {
   type: 'object',
@@ -105,15 +111,18 @@ function toolError(text) {
  * Resolves once the component is compiled and has accepted the
  * configuration; a refused configuration rejects with the component's text
  * (`tool-skill: catalogDescriptionMaxLength must be …`).
- * @param {object} [options] - `component` (bytes) and `limits` (the sandbox's, src/sandbox.mjs).
+ * @param {object} [options] - for tests and embedders: `component` (bytes),
+ *   `componentConfig` (the component's configuration text, instead of the
+ *   one `config` means) and `limits` (the sandbox's, src/sandbox.mjs).
  */
 export async function apply(ctx, config = {}, options = {}) {
   let plugin;
   try {
-    plugin = await Plugin.create(options.component ?? componentBytes(), componentConfig(config), {
-      ...DEFAULT_LIMITS,
-      ...options.limits,
-    });
+    plugin = await Plugin.create(
+      options.component ?? componentBytes(),
+      options.componentConfig ?? componentConfig(config),
+      { ...DROP_IN_LIMITS, ...options.limits },
+    );
   } catch (error) {
     // The published plugin throws a plain Error with the same text.
     if (error instanceof HostError && error.kind === 'config') throw new Error(error.message);

@@ -23,6 +23,11 @@ export class HostError extends Error {
     return new HostError('timeout', `plugin call \`${call}\` exceeded its deadline of ${timeoutMs} ms`);
   }
 
+  /** The whole call, the host's asynchronous answers included, outlasted its cap (`wallTimeoutMs`). */
+  static wallTimeout(call, wallMs) {
+    return new HostError('timeout', `plugin call \`${call}\` exceeded its wall-clock cap of ${wallMs} ms, host answers included`);
+  }
+
   static memory(call, limitBytes) {
     return new HostError(
       'memory',

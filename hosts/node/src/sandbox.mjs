@@ -209,14 +209,26 @@ export class Sandbox {
     this.#host = host;
     const timeoutMs = this.#limits.timeoutMs;
     return new Promise((resolve, reject) => {
-      let timedOut = false;
+      let timedOut = null;
       const clock = new Deadline(timeoutMs, () => {
-        timedOut = true;
+        timedOut = HostError.timeout(name, timeoutMs);
         guest.worker.terminate();
       });
+      // The deadline pauses while an asynchronous host answers; this cap
+      // on the whole call does not, so a plugin cannot stall the caller by
+      // asking the host over and over.
+      const wallMs = this.#limits.wallTimeoutMs;
+      const wall =
+        wallMs === undefined || wallMs === null
+          ? null
+          : setTimeout(() => {
+              timedOut = HostError.wallTimeout(name, wallMs);
+              guest.worker.terminate();
+            }, wallMs);
       this.#clock = clock;
       const finish = (outcome) => {
         clock.stop();
+        clearTimeout(wall);
         if (this.#clock === clock) this.#clock = null;
         guest.pending = null;
         this.#host = null;
@@ -235,7 +247,7 @@ export class Sandbox {
         },
         fail: (error) => {
           finish(() => {
-            if (timedOut) failed(HostError.timeout(name, timeoutMs));
+            if (timedOut !== null) failed(timedOut);
             else if (error?.code === 'ERR_WORKER_OUT_OF_MEMORY') failed(HostError.memory(name, this.#limits.memoryBytes));
             else failed(HostError.trap(name, error instanceof Error ? error.message : String(error), ''));
           });
