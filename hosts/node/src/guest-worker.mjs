@@ -1,17 +1,22 @@
 // The plugin's thread. Runs the transpiled component and nothing else, so the
 // main thread can end a call at its deadline by terminating this Worker.
 //
-// The component's imports are synchronous, and the registry and the session
-// live on the main thread: an import posts its arguments on `importPort` and
-// sleeps on `signal` (Atomics.wait) until the main thread has posted the
-// answer and woken it; `receiveMessageOnPort` then reads the answer
-// synchronously.
+// After it has started, this thread never returns to its event loop: it
+// sleeps on `wake[GUEST_WAKE]` (Atomics.wait) until the main thread has
+// posted a call, or the answer to an import, on `port`, and reads it with
+// `receiveMessageOnPort`. What it posts back (a call's outcome, an import's
+// arguments: the component's imports are synchronous, while the registry
+// and the session live on the main thread) it signals on `wake[HOST_WAKE]`.
 
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
 import { sandboxWasi } from './sandbox-wasi.mjs';
 
-const { moduleUrl, core, importPort, signal, maxCopyBytes, debug } = workerData;
+const { moduleUrl, core, port, wake, maxCopyBytes, debug } = workerData;
+
+/** The indices of `wake`, as src/sandbox.mjs exports them. */
+const GUEST_WAKE = 0;
+const HOST_WAKE = 1;
 
 // What the glue logs goes nowhere (unless debugging): the main thread never
 // reads this thread's stdout or stderr.
@@ -21,7 +26,6 @@ if (!debug) {
   process.stderr.write = discard;
   for (const method of ['log', 'info', 'warn', 'error', 'debug', 'trace', 'dir']) console[method] = () => {};
 }
-const flag = new Int32Array(signal);
 
 /** A failure of the host while answering an import: it traps the guest. */
 class HostImportError extends Error {}
@@ -64,13 +68,10 @@ function hostCall(name, args) {
   chargeLists(args);
   // What the next import or the export's result copies starts afresh.
   copied = 0;
-  Atomics.store(flag, 0, 0);
-  importPort.postMessage({ name, args });
-  Atomics.wait(flag, 0, 0);
-  const reply = receiveMessageOnPort(importPort);
-  if (!reply) throw new HostImportError(`no answer from the host for ${name}`);
-  if ('failure' in reply.message) throw new HostImportError(reply.message.failure);
-  return reply.message.value;
+  send({ import: { name, args } });
+  const reply = receive();
+  if ('failure' in reply) throw new HostImportError(reply.failure);
+  return reply.value;
 }
 
 const wasi = sandboxWasi();
@@ -99,7 +100,24 @@ function isDomainError(error) {
   return error instanceof Error && error.constructor.name === 'ComponentError' && Object.hasOwn(error, 'payload');
 }
 
-parentPort.on('message', ({ id, call, args }) => {
+/** The next message the main thread posts, sleeping until there is one. */
+function receive() {
+  for (;;) {
+    const received = receiveMessageOnPort(port);
+    if (received !== undefined) return received.message;
+    Atomics.wait(wake, GUEST_WAKE, 0);
+    Atomics.store(wake, GUEST_WAKE, 0);
+  }
+}
+
+/** Posts `message` to the main thread and wakes it. */
+function send(message) {
+  port.postMessage(message);
+  Atomics.store(wake, HOST_WAKE, 1);
+  Atomics.notify(wake, HOST_WAKE);
+}
+
+function serve({ id, call, args }) {
   try {
     // Instantiation runs the guest's start code: it happens inside the first
     // call, under that call's deadline.
@@ -113,9 +131,9 @@ parentPort.on('message', ({ id, call, args }) => {
       result = { tag: 'err', val: error.payload };
     }
     chargeLists(result.val);
-    parentPort.postMessage({ id, result });
+    send({ id, result });
   } catch (error) {
-    parentPort.postMessage({
+    send({
       id,
       // A trap, the guest's exit, or the host failing an import: the
       // instance is not called again either way.
@@ -131,6 +149,7 @@ parentPort.on('message', ({ id, call, args }) => {
       },
     });
   }
-});
+}
 
 parentPort.postMessage({ ready: true });
+for (;;) serve(receive());

@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+// `node hosts/node/dsh-harness/bench.mjs [--skills 10,1000] [--events 100,100000]
+// [--iterations 200] [--warmup 50] [--json]`: the published
+// `@deepseek-ai/dsh-tool-skill` and the drop-in (dsh/index.mjs) side by side in
+// one DeepSeek Harness set-up, in one process.
+//
+// For each skills × events pair, each plugin gets its own harness: N runtime
+// skills (about 120-character descriptions, 1.3 KB bodies) and a session of M
+// events whose catalog was published by a real pre-step and is still
+// visible. Timed: the steady `agent/pre-step` waterfall (nothing to publish,
+// which the bench checks) and the `skill` tool call through the tool runtime.
+// Prints a Markdown table (or JSON lines with --json). Not part of the tests.
+
+import { performance } from 'node:perf_hooks';
+
+import { createUserMessage } from '@deepseek-ai/dsh-llm';
+
+import { PLUGINS, createHarness } from './harness.mjs';
+
+function options(argv) {
+  const found = { skills: [10, 1000], events: [100, 100_000], iterations: 200, warmup: 50, json: false };
+  for (let index = 0; index < argv.length; index += 1) {
+    const flag = argv[index];
+    const value = argv[index + 1];
+    if (flag === '--json') found.json = true;
+    else if (flag === '--skills' || flag === '--events') {
+      found[flag.slice(2)] = value.split(',').map(Number);
+      index += 1;
+    } else if (flag === '--iterations' || flag === '--warmup') {
+      found[flag.slice(2)] = Number(value);
+      index += 1;
+    } else throw new Error(`unknown option ${flag}`);
+  }
+  return found;
+}
+
+const VERBS = ['review', 'write', 'debug', 'migrate', 'profile', 'audit', 'draft', 'refactor', 'document', 'triage'];
+const OBJECTS = ['pdf-forms', 'release-notes', 'sql-queries', 'rust-crates', 'api-schemas', 'docker-images', 'git-history', 'csv-reports', 'python-tests', 'changelogs'];
+
+/** `count` skills with kebab names, ~120-character descriptions and ~1.3 KB bodies. */
+function skills(count) {
+  return Array.from({ length: count }, (_, index) => {
+    const verb = VERBS[index % VERBS.length];
+    const object = OBJECTS[Math.floor(index / VERBS.length) % OBJECTS.length];
+    const round = Math.floor(index / (VERBS.length * OBJECTS.length));
+    const name = `${verb}-${object}${round === 0 ? '' : `-${round + 1}`}`;
+    const description = `Use when the user asks to ${verb} ${object.replace('-', ' ')}: collect context first, apply the smallest change, verify with the project tooling.`;
+    const steps = Array.from({ length: 12 }, (_, step) => `${step + 1}. Inspect the relevant files, apply change ${step + 1}, and record what you verified.`);
+    return { name, description, content: [`# ${name}`, '', ...steps].join('\n') };
+  });
+}
+
+/** Appends `count` events in cycles of user message, assistant tool call, tool result (~1 KB), assistant reply. */
+function appendEvents(harness, count) {
+  const { session } = harness;
+  const lines = Array.from({ length: 12 }, (_, line) => `${String(line + 1).padStart(4)}| let value_${line} = compute(input, ${line * 37}); // line ${line}`).join('\n');
+  const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-chat' };
+  for (let index = 0; index < count; index += 1) {
+    const at = session.seq;
+    switch (index % 4) {
+      case 0:
+        session.append('user/message', createUserMessage({ content: [{ type: 'text', text: 'Please look at the failing test and fix it.' }], source: { kind: 'user' } }), { surfaceOp: 'append' });
+        break;
+      case 1:
+        session.append('assistant/message', { turn: 1, step: 1, message: { role: 'assistant', id: `a-${at}`, content: [{ type: 'text', text: 'Reading the file.' }, { type: 'tool-call', id: `call-${at}`, name: 'read', arguments: '{"path":"src/lib.rs"}' }], source: model } }, { surfaceOp: 'append' });
+        break;
+      case 2:
+        session.append('tool/result', { turn: 1, step: 1, message: { role: 'tool', id: `t-${at}`, callId: `call-${at - 1}`, content: [{ type: 'text', text: lines }], isError: false } }, { surfaceOp: 'append' });
+        break;
+      default:
+        session.append('assistant/message', { turn: 1, step: 2, message: { role: 'assistant', id: `a-${at}`, content: [{ type: 'text', text: 'Fixed; the tests pass.' }], source: model } }, { surfaceOp: 'append' });
+    }
+  }
+}
+
+function summary(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+  return { median: at(0.5), p90: at(0.9), min: sorted[0] };
+}
+
+async function timed(iterations, warmup, run) {
+  for (let index = 0; index < warmup; index += 1) await run();
+  const samples = [];
+  for (let index = 0; index < iterations; index += 1) {
+    const start = performance.now();
+    await run();
+    samples.push((performance.now() - start) * 1000);
+  }
+  return summary(samples);
+}
+
+/** One plugin at one size: the steady pre-step and the tool call, in microseconds. */
+async function measure(plugin, skillCount, eventCount, { iterations, warmup }) {
+  const generated = skills(skillCount);
+  const harness = await createHarness({ plugin, skills: generated });
+  // The catalog published by a real pre-step, then the rest of the session.
+  const first = await harness.preStep({ messages: ['Start the task.'] });
+  if (!first.messages?.some((message) => message.source.kind === 'skill-catalog')) throw new Error('no catalog was published');
+  appendEvents(harness, Math.max(0, eventCount - harness.session.seq));
+  const steady = async () => {
+    const outcome = await harness.preStep();
+    if (outcome.decision !== 'enter' || outcome.messages.length !== 0) throw new Error(`not a steady step: ${JSON.stringify(outcome).slice(0, 200)}`);
+  };
+  const firstSteady = performance.now();
+  await steady();
+  const firstUs = (performance.now() - firstSteady) * 1000;
+  const preStep = await timed(iterations, warmup, steady);
+  const name = generated[Math.floor(generated.length / 2)].name;
+  const tool = await timed(Math.min(iterations, 100), Math.min(warmup, 20), async () => {
+    const result = await harness.invoke({ name });
+    if (result.isError) throw new Error(result.content[0].text);
+  });
+  return { events: harness.session.seq, preStep, firstUs, tool };
+}
+
+const format = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
+const ratio = (published, ours) => `${(published / ours).toFixed(1)}×`;
+
+const chosen = options(process.argv.slice(2));
+const rows = [];
+for (const skillCount of chosen.skills) {
+  for (const eventCount of chosen.events) {
+    const published = await measure(PLUGINS.published, skillCount, eventCount, chosen);
+    const ours = await measure(PLUGINS.dropIn, skillCount, eventCount, chosen);
+    const row = { skills: skillCount, events: eventCount, published, ours };
+    rows.push(row);
+    if (chosen.json) process.stdout.write(`${JSON.stringify(row)}\n`);
+  }
+}
+if (!chosen.json) {
+  const lines = [
+    `Node ${process.version}; ${chosen.iterations} iterations after ${chosen.warmup} warm-up; medians (p90).`,
+    '',
+    '| skills | events | steady pre-step: published | drop-in | speed-up | `skill` call: published | drop-in | speed-up |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const { skills: count, events, published, ours } of rows) {
+    lines.push(
+      `| ${count} | ${events} | ${format(published.preStep.median)} (${format(published.preStep.p90)}) | ${format(ours.preStep.median)} (${format(ours.preStep.p90)}) | ${ratio(published.preStep.median, ours.preStep.median)} | ${format(published.tool.median)} | ${format(ours.tool.median)} | ${ratio(published.tool.median, ours.tool.median)} |`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+process.exit(0);
