@@ -366,8 +366,7 @@ fn the_drop_in_stops_a_hostile_plugin_and_the_harness_keeps_serving() {
     let script = node_host().join("dsh-harness/hostile.mjs");
     let output = node(&[script.to_str().unwrap(), plugin.to_str().unwrap()]);
     assert!(output.status.success(), "dsh-harness/hostile.mjs failed:\n{}", stderr(&output));
-    let cases: Vec<Value> =
-        stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let cases: Vec<Value> = stdout(&output).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
     let pre_step = |reason: &str| format!("plugin call `pre-step` {reason}");
     let invoke = |reason: &str| format!("Error: plugin call `invoke` {reason}");
     let expected = [
@@ -394,7 +393,9 @@ fn the_drop_in_stops_a_hostile_plugin_and_the_harness_keeps_serving() {
         ("alloc", invoke("exceeded its memory cap of 32 MiB")),
         (
             "other-skill",
-            invoke("returned invalid output: the value is skill \"other-skill\", but the arguments asked for \"a-skill\""),
+            invoke(
+                "returned invalid output: the value is skill \"other-skill\", but the arguments asked for \"a-skill\"",
+            ),
         ),
         ("bare-error", invoke("returned invalid output: a tool error must read `Error: <message>`")),
         ("step-outside", invoke("trapped: the plugin called `step.decide` outside a pre-step")),

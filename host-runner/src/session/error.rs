@@ -33,7 +33,7 @@ pub enum SessionError {
     LockTimeout {
         /// The session file.
         path: PathBuf,
-        /// How long this call waited.
+        /// The wait's bound, which the call waited out.
         waited: Duration,
     },
     /// The first line is a session header that cannot be used, or the file

@@ -274,7 +274,8 @@ fn lock(file: &File, path: &Path, exclusive: bool, waiting: &mut Waiting<'_>) ->
             return locked.or_else(|error| without_locks(error, path));
         };
         if waited >= timeout {
-            return Err(SessionError::LockTimeout { path: path.to_path_buf(), waited });
+            // The bound, not the clock's reading, so the message is the same on every run.
+            return Err(SessionError::LockTimeout { path: path.to_path_buf(), waited: timeout });
         }
         std::thread::sleep(pause.min(timeout - waited));
         pause = (pause * 2).min(LONGEST_PAUSE);
