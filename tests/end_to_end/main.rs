@@ -15,6 +15,7 @@ mod hostile;
 mod library;
 mod loaded_skills;
 mod mcp;
+mod mcp_http;
 mod providers;
 mod remote;
 mod scenarios;

@@ -1,7 +1,7 @@
 //! `skill-host mcp` driven by the official MCP Python SDK (`mcp` on PyPI,
 //! `tests/mcp-client/client.py`), a client this project did not write, and
-//! by raw JSON-RPC lines for bad input. The texts a client gets must be
-//! byte for byte what `skill-host load` and `step` print.
+//! by raw JSON-RPC lines for bad input (over HTTP: mcp_http.rs). The texts a
+//! client gets must be byte for byte what `skill-host load` and `step` print.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -58,8 +58,24 @@ fn text_of(message: &Value) -> &str {
     message["content"][0]["text"].as_str().unwrap()
 }
 
+/// How the official client reaches the server.
+pub enum Transport {
+    /// The client starts `skill-host mcp` and talks on its stdin and stdout.
+    Stdio,
+    /// The test starts `skill-host mcp --http 127.0.0.1:0`; the client posts
+    /// to the URL it prints.
+    Http,
+}
+
 #[test]
 fn an_official_mcp_client_gets_what_skill_host_load_prints() {
+    official_client_gets_what_skill_host_load_prints(Transport::Stdio);
+}
+
+/// The whole session of the official client (tools, calls, prompts, the
+/// Skills extension, reads, change notifications) over `transport`, each
+/// answer compared with what `skill-host load` and `step` print.
+pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
     let sandbox = Sandbox::new();
     let workspace = sandbox.example_workspace();
     let skills = workspace.join(".agents/skills");
@@ -73,9 +89,20 @@ fn an_official_mcp_client_gets_what_skill_host_load_prints() {
     }
     let flat = skills.join("commit-message.md");
     let flat_text = std::fs::read_to_string(&flat).unwrap();
-    let plan = json!({
-        "command": [path(&skill_host_bin()), "mcp", "--cwd", path(&workspace)],
-        "env": env(&sandbox),
+    // Started once the workspace is complete, so its watcher sees it all;
+    // killed when the test ends, passed or not.
+    let http_server = match transport {
+        Transport::Stdio => None,
+        Transport::Http => Some(crate::mcp_http::HttpServer::start(&sandbox, &["--cwd", path(&workspace)])),
+    };
+    let server = match &http_server {
+        None => json!({
+            "command": [path(&skill_host_bin()), "mcp", "--cwd", path(&workspace)],
+            "env": env(&sandbox),
+        }),
+        Some(server) => json!({"url": server.url}),
+    };
+    let mut plan = json!({
         "calls": [{"name": "release-notes"}, {"name": "commit-message"}, {"name": "deploy-production"},
                   {"name": "no-such-skill"}, {"name": "Bad Name"}, {}, {"name": 3}],
         "prompts": ["deploy-production", "release-notes", "no-such-skill"],
@@ -86,6 +113,7 @@ fn an_official_mcp_client_gets_what_skill_host_load_prints() {
         "touch": {"path": path(&flat), "text": flat_text},
         "change": {"path": path(&flat), "text": "---\nname: commit-message\ndescription: Changed while served.\n---\n\nBody.\n"},
     });
+    plan.as_object_mut().unwrap().extend(server.as_object().unwrap().clone());
     let plan_file = sandbox.path().join("plan.json");
     std::fs::write(&plan_file, plan.to_string()).unwrap();
     let output = Command::new(python())
@@ -94,6 +122,10 @@ fn an_official_mcp_client_gets_what_skill_host_load_prints() {
         .output()
         .expect("the MCP client runs");
     assert!(output.status.success(), "the client failed: {}", stderr(&output));
+    if let Some(server) = http_server {
+        // SIGTERM ends the server cleanly, sessions and all.
+        assert_eq!(server.stop().code(), Some(0));
+    }
     let transcript: Value = serde_json::from_str(&stdout(&output)).unwrap();
     // What the client saw before its change, `load` and `step` see now.
     std::fs::write(&flat, &flat_text).unwrap();

@@ -3,9 +3,10 @@ as a client this project did not write: the Rust test
 (tests/end_to_end/mcp.rs) starts this script, and compares the transcript it
 prints (one JSON document on stdout) with what `skill-host load` prints.
 
-Usage: client.py PLAN.json, where the plan names the server's command line,
-its environment, the calls to make and the file to change for the
-list_changed check. Every step is bounded in time.
+Usage: client.py PLAN.json, where the plan names the server: its command
+line and environment (stdio: the client starts it), or the `url` of one
+already listening (streamable HTTP); then the calls to make and the file to
+change for the list_changed check. Every step is bounded in time.
 """
 
 import json
@@ -16,6 +17,7 @@ import anyio
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 STEP_TIMEOUT = 60
@@ -51,8 +53,12 @@ async def run(plan: dict) -> dict:
         if method == "notifications/tools/list_changed":
             got_tools_changed.set()
 
-    server = StdioServerParameters(command=plan["command"][0], args=plan["command"][1:], env=plan["env"])
-    async with stdio_client(server) as (read, write):
+    if "url" in plan:
+        transport = streamable_http_client(plan["url"])
+    else:
+        server = StdioServerParameters(command=plan["command"][0], args=plan["command"][1:], env=plan["env"])
+        transport = stdio_client(server)
+    async with transport as (read, write):
         async with ClientSession(read, write, message_handler=on_message) as session:
             started = time.perf_counter()
             with anyio.fail_after(STEP_TIMEOUT):

@@ -1,18 +1,23 @@
-//! `mcp`: the skills for a working directory, served over MCP on stdio
+//! `mcp`: the skills for a working directory, served over MCP on stdio, or
+//! with `--http ADDR` over streamable HTTP on a loopback address
 //! (docs/spec.md §6.9).
 
+use std::io::Write as _;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::Value;
+use skill_host::mcp::http::{endpoint_url, loopback_address, serve_http};
 use skill_host::mcp::{McpServer, serve_stdio};
 use skill_host::providers::local::LocalProvider;
 use skill_host::{Plugin, component_cache};
 
 use super::common::{GlobalOptions, cwd_or_current};
 
-/// Serve the skills over the Model Context Protocol on stdin and stdout.
+/// Serve the skills over the Model Context Protocol on stdin and stdout
+/// (or, with --http, over streamable HTTP).
 #[derive(Args)]
 pub struct McpArgs {
     /// The working directory whose skills are served (default: the current one).
@@ -21,6 +26,16 @@ pub struct McpArgs {
     /// Do not watch the skill folders: no change notifications.
     #[arg(long)]
     no_watch: bool,
+    /// Serve over MCP's streamable HTTP transport at http://ADDR/mcp instead
+    /// of stdio; ADDR is a loopback IP:PORT (port 0: any free port), e.g.
+    /// 127.0.0.1:8765. Runs until SIGINT or SIGTERM.
+    #[arg(long, value_name = "ADDR", value_parser = http_address)]
+    http: Option<SocketAddr>,
+}
+
+/// `--http`'s value: a loopback address, or a usage error saying why not.
+fn http_address(text: &str) -> Result<SocketAddr, String> {
+    loopback_address(text).map_err(|error| error.to_string())
 }
 
 impl McpArgs {
@@ -39,7 +54,15 @@ impl McpArgs {
                 .collect()
         };
         let server = McpServer::new(plugin, prompt_plugin, registry, Some(cwd))?;
-        serve_stdio(server, roots).context("the MCP server stopped")?;
+        match self.http {
+            Some(address) => serve_http(server, roots, address, |bound| {
+                // The bound address, so that port 0 is usable; a closed
+                // stderr loses the line, never the server.
+                let _ = writeln!(std::io::stderr(), "skill-host mcp: listening on {}", endpoint_url(bound));
+            })
+            .context("the MCP HTTP server stopped")?,
+            None => serve_stdio(server, roots).context("the MCP server stopped")?,
+        }
         Ok(0)
     }
 }

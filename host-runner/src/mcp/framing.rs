@@ -5,7 +5,6 @@
 //! serving. Lines that pass go to rmcp through an in-process pipe; its
 //! answers and these errors share stdout, one whole line at a time.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -16,8 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use super::McpServer;
-use super::notify::Changes;
-use crate::providers::watch::{DEFAULT_DEBOUNCE, SkillWatcher};
+use super::notify::LiveRefresh;
 
 /// The longest message accepted from the client, in bytes (4 MiB): a
 /// longer line is discarded and answered with an error.
@@ -39,11 +37,29 @@ pub enum Verdict {
     Reply(String),
 }
 
+/// How the transport delimits messages, for the texts that name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// stdio: one message per line.
+    Line,
+    /// Streamable HTTP: one message per POST body.
+    Request,
+}
+
 /// Checks one line (without its newline).
 pub fn check(line: &[u8]) -> Verdict {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    check_message(line.strip_suffix(b"\r").unwrap_or(line), Unit::Line)
+}
+
+/// Checks one message framed as `unit` says. A blank line is skipped; a
+/// blank request body is a parse error, as there is nothing to answer but
+/// the request.
+pub fn check_message(line: &[u8], unit: Unit) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Verdict::Skip;
+        return match unit {
+            Unit::Line => Verdict::Skip,
+            Unit::Request => reply(&Value::Null, PARSE_ERROR, "Parse error: the request body is empty".to_owned()),
+        };
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
@@ -52,10 +68,14 @@ pub fn check(line: &[u8]) -> Verdict {
     let object = match &value {
         Value::Object(object) => object,
         Value::Array(_) => {
+            let per = match unit {
+                Unit::Line => "line",
+                Unit::Request => "request",
+            };
             return reply(
                 &Value::Null,
                 INVALID_REQUEST,
-                "Invalid request: batches (JSON arrays) are not supported; send one message per line".to_owned(),
+                format!("Invalid request: batches (JSON arrays) are not supported; send one message per {per}"),
             );
         }
         _ => {
@@ -132,7 +152,7 @@ fn reply(id: &Value, code: i64, message: String) -> Verdict {
     Verdict::Reply(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string())
 }
 
-/// The error for a line over [`MAX_REQUEST_BYTES`].
+/// The error for a line (or a request body) over [`MAX_REQUEST_BYTES`].
 pub fn oversized() -> String {
     json!({"jsonrpc": "2.0", "id": null, "error": {"code": INVALID_REQUEST, "message": format!(
         "Invalid request: the message is larger than the {} MiB limit ({MAX_REQUEST_BYTES} bytes); it was discarded",
@@ -262,61 +282,18 @@ where
         })
     };
 
-    // The watcher invalidates the registry and wakes the change task.
-    let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let watcher = if watch_roots.is_empty() {
-        None
-    } else {
-        let registry = Arc::downgrade(server.registry());
-        let started = SkillWatcher::start_with(watch_roots, DEFAULT_DEBOUNCE, move |_| {
-            if let Some(registry) = registry.upgrade() {
-                registry.invalidate();
-            }
-            let _ = changed.send(());
-        });
-        match started {
-            Ok(watcher) => Some(watcher),
-            Err(error) => {
-                // A closed stderr loses the warning, never the server.
-                let _ = writeln!(std::io::stderr(), "warning: {error}; the server will not see changes to skill files");
-                None
-            }
-        }
-    };
-    let notifier = {
-        let server = server.clone();
-        tokio::spawn(async move {
-            let fingerprint = |server: &McpServer| {
-                let state = Arc::clone(&server.state);
-                tokio::task::spawn_blocking(move || state.fingerprint())
-            };
-            let mut last = match fingerprint(&server).await {
-                Ok(Ok(print)) => print,
-                _ => return,
-            };
-            while changes.recv().await.is_some() {
-                // One computation for however many changes are waiting.
-                while changes.try_recv().is_ok() {}
-                let Ok(Ok(now)) = fingerprint(&server).await else { continue };
-                let changed = Changes::between(&last, &now);
-                if changed.any() {
-                    server.state.notifier.send(changed).await;
-                }
-                last = now;
-            }
-        })
-    };
+    let live = LiveRefresh::start(&server, watch_roots);
 
     let result = match server.clone().serve(server_end).await {
+        // The session's peer joins the notifier when the client says
+        // `notifications/initialized` (the handler's `on_initialized`).
         Ok(running) => {
-            server.state.notifier.set_peer(running.peer().clone());
             let _ = running.waiting().await;
             Ok(())
         }
         Err(error) => Err(std::io::Error::other(format!("the MCP session did not start: {error}"))),
     };
-    drop(watcher);
-    notifier.abort();
+    drop(live);
     requests.abort();
     let _ = answers.await;
     result
@@ -391,6 +368,24 @@ mod tests {
         assert_eq!(check(br#"{"jsonrpc":"2.0","id":1,"method":"no/such/method"}"#), Verdict::Forward);
         assert_eq!(check(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), Verdict::Forward);
         assert_eq!(check(b"  \r"), Verdict::Skip);
+    }
+
+    #[test]
+    fn a_request_body_is_one_message() {
+        let error = |body: &str| match check_message(body.as_bytes(), Unit::Request) {
+            Verdict::Reply(reply) => serde_json::from_str::<Value>(&reply).unwrap(),
+            other => panic!("{body}: {other:?}"),
+        };
+        assert_eq!(error(" \n")["error"], json!({"code": -32700, "message": "Parse error: the request body is empty"}));
+        assert_eq!(
+            error("[]")["error"]["message"],
+            "Invalid request: batches (JSON arrays) are not supported; send one message per request"
+        );
+        // A body may span lines.
+        assert_eq!(
+            check_message(b"{\n\"jsonrpc\": \"2.0\",\n\"id\": 1,\n\"method\": \"ping\"}\n", Unit::Request),
+            Verdict::Forward
+        );
     }
 
     #[test]

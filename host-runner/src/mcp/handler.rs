@@ -14,7 +14,7 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
     SubscriptionFilter, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 
@@ -270,6 +270,12 @@ impl ServerHandler for McpServer {
             Ok(ReadResourceResult::new(vec![contents.with_mime_type(file.mime_type)]).into())
         })
         .await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // This session's change notifications (notify.rs), on stdio and on
+        // each HTTP session alike.
+        self.state.notifier.add_peer(context.peer);
     }
 
     fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {

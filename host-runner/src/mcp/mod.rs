@@ -17,6 +17,8 @@
 //! The server is [`McpServer`], an rmcp [`ServerHandler`](rmcp::ServerHandler);
 //! [`serve_stdio`] runs it on stdin and stdout behind [`framing`], which
 //! answers malformed JSON-RPC with an error instead of dropping it.
+//! With the `mcp-http` feature, `http::serve_http` runs the same server over
+//! the streamable HTTP transport on a loopback address.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -34,6 +36,8 @@
 pub mod catalog;
 pub mod framing;
 mod handler;
+#[cfg(feature = "mcp-http")]
+pub mod http;
 pub mod notify;
 pub mod skills;
 

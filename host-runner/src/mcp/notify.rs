@@ -8,12 +8,19 @@
 //!
 //! A client of the 2026-07-28 revision subscribes with
 //! `subscriptions/listen`; the notifications then go to each subscription
-//! that accepted them. A client of an earlier revision gets them on the
-//! session.
+//! that accepted them. A client of an earlier revision gets them on its
+//! session, once it has sent `notifications/initialized`: on stdio the one
+//! session, over HTTP each open one.
 
-use std::sync::Mutex;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+use tokio::task::JoinHandle;
+
+use super::McpServer;
+use crate::providers::watch::{DEFAULT_DEBOUNCE, SkillWatcher};
 
 /// What the client can list, reduced to what a change notification is about.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -53,19 +60,22 @@ impl Changes {
     }
 }
 
-/// Where notifications go: the session's peer, and the subscriptions of a
-/// newer client.
+/// Where notifications go: the sessions' peers, and the subscriptions of
+/// newer clients.
 #[derive(Default)]
 pub struct Notifier {
-    peer: Mutex<Option<Peer<RoleServer>>>,
+    peers: Mutex<Vec<Peer<RoleServer>>>,
     subscriptions: Mutex<Vec<(u64, SubscriptionSink)>>,
     next_subscription: Mutex<u64>,
 }
 
 impl Notifier {
-    /// The peer of the running session.
-    pub fn set_peer(&self, peer: Peer<RoleServer>) {
-        *self.peer.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(peer);
+    /// Adds the peer of a session that completed its handshake; the peers
+    /// of sessions that ended are let go.
+    pub fn add_peer(&self, peer: Peer<RoleServer>) {
+        let mut peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        peers.retain(|held| !held.is_transport_closed());
+        peers.push(peer);
     }
 
     /// Adds a subscription; the number removes it.
@@ -81,7 +91,9 @@ impl Notifier {
         self.subscriptions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|(held, _)| *held != id);
     }
 
-    /// Sends one notification per changed list.
+    /// Sends one notification per changed list to every subscription and
+    /// every open session. (A 2026-07-28 client has no handshake, so no
+    /// peer here: it is never notified twice.)
     pub async fn send(&self, changes: Changes) {
         let sinks: Vec<SubscriptionSink> = self
             .subscriptions
@@ -90,32 +102,102 @@ impl Notifier {
             .iter()
             .map(|(_, sink)| sink.clone())
             .collect();
-        if !sinks.is_empty() {
-            for sink in sinks {
-                // A subscription that did not accept a kind refuses it: fine.
-                if changes.tools {
-                    let _ = sink.notify_tool_list_changed().await;
+        for sink in sinks {
+            // A subscription that did not accept a kind refuses it: fine.
+            if changes.tools {
+                let _ = sink.notify_tool_list_changed().await;
+            }
+            if changes.prompts {
+                let _ = sink.notify_prompt_list_changed().await;
+            }
+            if changes.skills {
+                let _ = sink.notify_resource_list_changed().await;
+            }
+        }
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            peers.retain(|held| !held.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            // A closed session loses the notification, never the server.
+            if changes.tools {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+            if changes.prompts {
+                let _ = peer.notify_prompt_list_changed().await;
+            }
+            if changes.skills {
+                let _ = peer.notify_resource_list_changed().await;
+            }
+        }
+    }
+}
+
+/// The watcher over the skill roots and the task that turns what it sees
+/// into notifications; both stop when this is dropped.
+pub struct LiveRefresh {
+    _watcher: Option<SkillWatcher>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for LiveRefresh {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl LiveRefresh {
+    /// Starts watching `roots` for `server` (none: no watcher, no
+    /// notifications). Must be called inside the tokio runtime that serves.
+    pub fn start(server: &McpServer, roots: Vec<PathBuf>) -> Self {
+        // The watcher invalidates the registry and wakes the change task.
+        let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let watcher = if roots.is_empty() {
+            None
+        } else {
+            let registry = Arc::downgrade(server.registry());
+            let started = SkillWatcher::start_with(roots, DEFAULT_DEBOUNCE, move |_| {
+                if let Some(registry) = registry.upgrade() {
+                    registry.invalidate();
                 }
-                if changes.prompts {
-                    let _ = sink.notify_prompt_list_changed().await;
-                }
-                if changes.skills {
-                    let _ = sink.notify_resource_list_changed().await;
+                let _ = changed.send(());
+            });
+            match started {
+                Ok(watcher) => Some(watcher),
+                Err(error) => {
+                    // A closed stderr loses the warning, never the server.
+                    let _ =
+                        writeln!(std::io::stderr(), "warning: {error}; the server will not see changes to skill files");
+                    None
                 }
             }
-            return;
-        }
-        let peer = self.peer.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
-        let Some(peer) = peer else { return };
-        // A closed session loses the notification, never the server.
-        if changes.tools {
-            let _ = peer.notify_tool_list_changed().await;
-        }
-        if changes.prompts {
-            let _ = peer.notify_prompt_list_changed().await;
-        }
-        if changes.skills {
-            let _ = peer.notify_resource_list_changed().await;
-        }
+        };
+        let watching = watcher.is_some();
+        let server = server.clone();
+        let task = tokio::spawn(async move {
+            if !watching {
+                return;
+            }
+            let fingerprint = |server: &McpServer| {
+                let state = Arc::clone(&server.state);
+                tokio::task::spawn_blocking(move || state.fingerprint())
+            };
+            let mut last = match fingerprint(&server).await {
+                Ok(Ok(print)) => print,
+                _ => return,
+            };
+            while changes.recv().await.is_some() {
+                // One computation for however many changes are waiting.
+                while changes.try_recv().is_ok() {}
+                let Ok(Ok(now)) = fingerprint(&server).await else { continue };
+                let changed = Changes::between(&last, &now);
+                if changed.any() {
+                    server.state.notifier.send(changed).await;
+                }
+                last = now;
+            }
+        });
+        Self { _watcher: watcher, task }
     }
 }
