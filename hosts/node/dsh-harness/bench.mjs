@@ -7,8 +7,9 @@
 // For each skills × events pair, each plugin gets its own harness: N runtime
 // skills (about 120-character descriptions, 1.3 KB bodies) and a session of M
 // events whose catalog was published by a real pre-step and is still
-// visible. Timed: the steady `agent/pre-step` waterfall (nothing to publish,
-// which the bench checks) and the `skill` tool call through the tool runtime.
+// visible. Timed, one sample of each plugin in turn: the steady
+// `agent/pre-step` waterfall (nothing to publish, which the bench checks) and
+// the `skill` tool call through the tool runtime.
 // Prints a Markdown table (or JSON lines with --json). Not part of the tests.
 
 import { performance } from 'node:perf_hooks';
@@ -79,22 +80,27 @@ function summary(samples) {
   return { median: at(0.5), p90: at(0.9), min: sorted[0] };
 }
 
-async function timed(iterations, warmup, run) {
-  for (let index = 0; index < warmup; index += 1) await run();
-  const samples = [];
+/**
+ * Times `runs` (one per plugin) in alternation, one sample of each per
+ * round, so that whatever else the machine does weighs on both alike.
+ */
+async function timedSideBySide(iterations, warmup, runs) {
+  for (let index = 0; index < warmup; index += 1) for (const run of runs) await run();
+  const samples = runs.map(() => []);
   for (let index = 0; index < iterations; index += 1) {
-    const start = performance.now();
-    await run();
-    samples.push((performance.now() - start) * 1000);
+    for (const [at, run] of runs.entries()) {
+      const start = performance.now();
+      await run();
+      samples[at].push((performance.now() - start) * 1000);
+    }
   }
-  return summary(samples);
+  return samples.map(summary);
 }
 
-/** One plugin at one size: the steady pre-step and the tool call, in microseconds. */
-async function measure(plugin, skillCount, eventCount, { iterations, warmup }) {
+/** A harness for `plugin` with `skillCount` skills and `eventCount` events, its catalog published and still visible. */
+async function prepare(plugin, skillCount, eventCount) {
   const generated = skills(skillCount);
   const harness = await createHarness({ plugin, skills: generated });
-  // The catalog published by a real pre-step, then the rest of the session.
   const first = await harness.preStep({ messages: ['Start the task.'] });
   if (!first.messages?.some((message) => message.source.kind === 'skill-catalog')) throw new Error('no catalog was published');
   appendEvents(harness, Math.max(0, eventCount - harness.session.seq));
@@ -102,16 +108,26 @@ async function measure(plugin, skillCount, eventCount, { iterations, warmup }) {
     const outcome = await harness.preStep();
     if (outcome.decision !== 'enter' || outcome.messages.length !== 0) throw new Error(`not a steady step: ${JSON.stringify(outcome).slice(0, 200)}`);
   };
-  const firstSteady = performance.now();
-  await steady();
-  const firstUs = (performance.now() - firstSteady) * 1000;
-  const preStep = await timed(iterations, warmup, steady);
   const name = generated[Math.floor(generated.length / 2)].name;
-  const tool = await timed(Math.min(iterations, 100), Math.min(warmup, 20), async () => {
+  const load = async () => {
     const result = await harness.invoke({ name });
     if (result.isError) throw new Error(result.content[0].text);
-  });
-  return { events: harness.session.seq, preStep, firstUs, tool };
+  };
+  return { harness, steady, load };
+}
+
+/** Both plugins at one size: the steady pre-step and the tool call, in microseconds. */
+async function measure(skillCount, eventCount, { iterations, warmup }) {
+  const published = await prepare(PLUGINS.published, skillCount, eventCount);
+  const ours = await prepare(PLUGINS.dropIn, skillCount, eventCount);
+  const [publishedStep, oursStep] = await timedSideBySide(iterations, warmup, [published.steady, ours.steady]);
+  const loads = Math.min(iterations, 100);
+  const [publishedLoad, oursLoad] = await timedSideBySide(loads, Math.min(warmup, 20), [published.load, ours.load]);
+  return {
+    events: ours.harness.session.seq,
+    published: { preStep: publishedStep, tool: publishedLoad },
+    ours: { preStep: oursStep, tool: oursLoad },
+  };
 }
 
 const format = (us) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
@@ -121,8 +137,7 @@ const chosen = options(process.argv.slice(2));
 const rows = [];
 for (const skillCount of chosen.skills) {
   for (const eventCount of chosen.events) {
-    const published = await measure(PLUGINS.published, skillCount, eventCount, chosen);
-    const ours = await measure(PLUGINS.dropIn, skillCount, eventCount, chosen);
+    const { published, ours } = await measure(skillCount, eventCount, chosen);
     const row = { skills: skillCount, events: eventCount, published, ours };
     rows.push(row);
     if (chosen.json) process.stdout.write(`${JSON.stringify(row)}\n`);
