@@ -7,7 +7,7 @@
 // For each skills × events pair, each plugin gets its own harness: N runtime
 // skills (about 120-character descriptions, 1.3 KB bodies) and a session of M
 // events whose catalog was published by a real pre-step and is still
-// visible. Timed, one sample of each plugin in turn: the steady
+// visible. Timed, in alternating blocks of samples of each plugin: the steady
 // `agent/pre-step` waterfall (nothing to publish, which the bench checks) and
 // the `skill` tool call through the tool runtime.
 // Prints a Markdown table (or JSON lines with --json). Not part of the tests.
@@ -80,18 +80,27 @@ function summary(samples) {
   return { median: at(0.5), p90: at(0.9), min: sorted[0] };
 }
 
+/** Samples per block of `timedSideBySide`, and the untimed runs that start each block. */
+const BLOCK = 25;
+const BLOCK_WARMUP = 5;
+
 /**
- * Times `runs` (one per plugin) in alternation, one sample of each per
- * round, so that whatever else the machine does weighs on both alike.
+ * Times `runs` (one per plugin) in alternating blocks of `BLOCK` samples,
+ * so that whatever else the machine does weighs on both alike, while one
+ * plugin's garbage and cold caches fall on the other's samples only at the
+ * start of a block, whose first runs are not timed.
  */
 async function timedSideBySide(iterations, warmup, runs) {
   for (let index = 0; index < warmup; index += 1) for (const run of runs) await run();
   const samples = runs.map(() => []);
-  for (let index = 0; index < iterations; index += 1) {
+  while (samples[0].length < iterations) {
     for (const [at, run] of runs.entries()) {
-      const start = performance.now();
-      await run();
-      samples[at].push((performance.now() - start) * 1000);
+      for (let index = 0; index < BLOCK_WARMUP; index += 1) await run();
+      for (let index = 0; index < BLOCK && samples[at].length < iterations; index += 1) {
+        const start = performance.now();
+        await run();
+        samples[at].push((performance.now() - start) * 1000);
+      }
     }
   }
   return samples.map(summary);

@@ -4,11 +4,11 @@
 // decision made by the sandboxed component (docs/spec.md §3.1,
 // `catalogSource: "skill-catalog"` with `userInvocation`).
 //
-//   import toolSkill from '@deepseek-ai/dsh-tool-skill'      // before
-//   import * as toolSkill from 'dsh-tool-skill-wasm'         // after
+//   import * as toolSkill from '@deepseek-ai/dsh-tool-skill'   // before
+//   import * as toolSkill from 'dsh-tool-skill-wasm'           // after
 //   await ctx.plugin(toolSkill, { catalogDescriptionMaxLength: 500 })
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,7 +41,7 @@ export const Config = z.object({
  * cannot carry (NaN, Infinity) is passed as text, which the component
  * refuses with its own words, as the published plugin refuses it.
  */
-export function componentConfig(config = {}) {
+function componentConfig(config = {}) {
   const max = config.catalogDescriptionMaxLength ?? DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH;
   return JSON.stringify({
     catalogDescriptionMaxLength: typeof max === 'number' && !Number.isFinite(max) ? String(max) : max,
@@ -50,12 +50,16 @@ export function componentConfig(config = {}) {
   });
 }
 
+/** `plugin.wasm` beside package.json, written by `npm run component`. */
+const PACKAGED_COMPONENT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'plugin.wasm');
+
 /**
- * The component: `$DSH_TOOL_SKILL_COMPONENT` (a `.wasm` file), else the one
- * built into skill-host (see src/component.mjs).
+ * The component: `$DSH_TOOL_SKILL_COMPONENT` (a `.wasm` file), else the
+ * package's `plugin.wasm`, else the one built into this repository's
+ * skill-host (see src/component.mjs).
  */
 function componentBytes() {
-  const file = process.env.DSH_TOOL_SKILL_COMPONENT;
+  const file = process.env.DSH_TOOL_SKILL_COMPONENT || (existsSync(PACKAGED_COMPONENT) ? PACKAGED_COMPONENT : null);
   return file ? readFileSync(file) : embeddedComponent(REPOSITORY);
 }
 
@@ -63,7 +67,7 @@ function componentBytes() {
  * The sandbox's limits: the defaults (1 s of the plugin's own time, 64 MiB),
  * and at most 30 s for a whole call, the harness's answers included.
  */
-export const DROP_IN_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, wallTimeoutMs: 30_000 });
+const DROP_IN_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, wallTimeoutMs: 30_000 });
 
 /** The published plugin's output schema and call card; the model never sees either. */
 const OUTPUT_SCHEMA = {
@@ -194,4 +198,3 @@ export async function apply(ctx, config = {}, options = {}) {
   });
 }
 
-export default { name, inject, Config, apply };

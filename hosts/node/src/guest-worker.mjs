@@ -14,9 +14,10 @@ import { sandboxWasi } from './sandbox-wasi.mjs';
 
 const { moduleUrl, core, port, wake, maxCopyBytes, debug } = workerData;
 
-/** The indices of `wake`, as src/sandbox.mjs exports them. */
+/** The indices of `wake`, as in src/sandbox.mjs: two flags, then whether each side sleeps. */
 const GUEST_WAKE = 0;
 const HOST_WAKE = 1;
+const ASLEEP = 2;
 
 // What the glue logs goes nowhere (unless debugging): the main thread never
 // reads this thread's stdout or stderr.
@@ -105,7 +106,9 @@ function receive() {
   for (;;) {
     const received = receiveMessageOnPort(port);
     if (received !== undefined) return received.message;
+    Atomics.store(wake, ASLEEP + GUEST_WAKE, 1);
     Atomics.wait(wake, GUEST_WAKE, 0);
+    Atomics.store(wake, ASLEEP + GUEST_WAKE, 0);
     Atomics.store(wake, GUEST_WAKE, 0);
   }
 }
@@ -114,7 +117,7 @@ function receive() {
 function send(message) {
   port.postMessage(message);
   Atomics.store(wake, HOST_WAKE, 1);
-  Atomics.notify(wake, HOST_WAKE);
+  if (Atomics.load(wake, ASLEEP + HOST_WAKE) !== 0) Atomics.notify(wake, HOST_WAKE);
 }
 
 function serve({ id, call, args }) {

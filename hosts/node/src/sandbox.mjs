@@ -25,9 +25,16 @@ import { DEFAULT_OUTPUT_LIMITS } from './output.mjs';
 
 const WORKER_URL = new URL('./guest-worker.mjs', import.meta.url);
 
-/** The flag the guest's thread sleeps on (a call or an import's answer is waiting) and the host's. */
+/**
+ * The flags of `wake`: the one the guest's thread sleeps on (a call or an
+ * import's answer is waiting) and the host's; and, beside each, whether
+ * that thread is asleep, so a wake-up costs a notify (a system call) only
+ * when someone sleeps. Atomics are sequentially consistent, so a sleeper
+ * that has not yet set its flag finds the wake-up already there.
+ */
 export const GUEST_WAKE = 0;
 export const HOST_WAKE = 1;
+const ASLEEP = 2;
 
 /**
  * How long the host's thread may block for a call's answer before it waits
@@ -53,7 +60,15 @@ function answeredWithin(wake, ms) {
 /** Sets flag `at` and wakes whoever sleeps on it. */
 function wakeUp(wake, at) {
   Atomics.store(wake, at, 1);
-  Atomics.notify(wake, at);
+  if (Atomics.load(wake, ASLEEP + at) !== 0) Atomics.notify(wake, at);
+}
+
+/** `Atomics.wait` on flag `at`, saying meanwhile that this thread sleeps. */
+function sleepOn(wake, at, ms) {
+  Atomics.store(wake, ASLEEP + at, 1);
+  const woken = Atomics.wait(wake, at, 0, ms);
+  Atomics.store(wake, ASLEEP + at, 0);
+  return woken;
 }
 
 export class Sandbox {
@@ -148,7 +163,7 @@ export class Sandbox {
     // a message on the channel, then a flag set and notified. Neither side
     // goes through its event loop to see it, which is what makes a call cost
     // tens of microseconds rather than hundreds.
-    const wake = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
+    const wake = new Int32Array(new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT));
     const debug = Boolean(process.env.SKILL_HOST_NODE_DEBUG);
     const { port1, port2 } = new MessageChannel();
     const worker = new Worker(WORKER_URL, {
@@ -214,9 +229,11 @@ export class Sandbox {
       // Most calls answer within microseconds: sleep for them right here
       // (a wake-up is then one futex, not a task through the event loop),
       // then, for longer calls, wait without holding this thread.
-      if (!answeredWithin(guest.wake, SPIN_MS) && Atomics.wait(guest.wake, HOST_WAKE, 0, SYNC_WAIT_MS) === 'timed-out') {
+      if (!answeredWithin(guest.wake, SPIN_MS) && sleepOn(guest.wake, HOST_WAKE, SYNC_WAIT_MS) === 'timed-out') {
+        Atomics.store(guest.wake, ASLEEP + HOST_WAKE, 1);
         const waited = Atomics.waitAsync(guest.wake, HOST_WAKE, 0);
         if (waited.async) await waited.value;
+        Atomics.store(guest.wake, ASLEEP + HOST_WAKE, 0);
       }
       Atomics.store(guest.wake, HOST_WAKE, 0);
       for (let received = receiveMessageOnPort(guest.port); received !== undefined; received = receiveMessageOnPort(guest.port)) {

@@ -16,6 +16,7 @@ const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '.
 
 test('the drop-in exports what the published plugin exports, with the same configuration defaults', () => {
   const { published, dropIn } = PLUGINS;
+  assert.deepEqual(Object.keys(dropIn).sort(), Object.keys(published).sort());
   assert.equal(dropIn.name, published.name);
   assert.deepEqual(dropIn.inject, published.inject);
   assert.deepEqual(dropIn.Config({}), published.Config({}));
