@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `node hosts/node/dsh-harness/bench.mjs [--skills 10,1000] [--events 100,100000]
-// [--iterations 200] [--warmup 50] [--json]`: the published
+// [--iterations 200] [--warmup 50] [--alone | --only published|dropIn] [--json]`: the published
 // `@deepseek-ai/dsh-tool-skill` and the drop-in (dsh/index.mjs) side by side in
 // one DeepSeek Harness set-up, in one process.
 //
@@ -10,6 +10,9 @@
 // visible. Timed, in alternating blocks of samples of each plugin: the steady
 // `agent/pre-step` waterfall (nothing to publish, which the bench checks) and
 // the `skill` tool call through the tool runtime.
+// With --alone, each plugin is timed on its own, one after the other, so
+// neither's garbage lands in the other's samples; --only times one of them
+// (the flatness figure, without the other's heap in the process).
 // Prints a Markdown table (or JSON lines with --json). Not part of the tests.
 
 import { performance } from 'node:perf_hooks';
@@ -19,11 +22,18 @@ import { createUserMessage } from '@deepseek-ai/dsh-llm';
 import { PLUGINS, createHarness } from './harness.mjs';
 
 function options(argv) {
-  const found = { skills: [10, 1000], events: [100, 100_000], iterations: 200, warmup: 50, json: false };
+  const found = { skills: [10, 1000], events: [100, 100_000], iterations: 200, warmup: 50, json: false, alone: false, only: null };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index];
     const value = argv[index + 1];
     if (flag === '--json') found.json = true;
+    else if (flag === '--alone') found.alone = true;
+    else if (flag === '--only') {
+      if (!Object.hasOwn(PLUGINS, value)) throw new Error(`--only takes ${Object.keys(PLUGINS).join(' or ')}`);
+      found.only = value;
+      found.alone = true;
+      index += 1;
+    }
     else if (flag === '--skills' || flag === '--events') {
       found[flag.slice(2)] = value.split(',').map(Number);
       index += 1;
@@ -126,11 +136,26 @@ async function prepare(plugin, skillCount, eventCount) {
 }
 
 /** Both plugins at one size: the steady pre-step and the tool call, in microseconds. */
-async function measure(skillCount, eventCount, { iterations, warmup }) {
+async function measure(skillCount, eventCount, { iterations, warmup, alone, only }) {
+  const loads = Math.min(iterations, 100);
+  if (alone) {
+    // Each plugin in a harness of its own, one after the other: no garbage of one in the other's samples.
+    const results = [];
+    for (const plugin of [PLUGINS.published, PLUGINS.dropIn]) {
+      if (only !== null && PLUGINS[only] !== plugin) {
+        results.push(null);
+        continue;
+      }
+      const prepared = await prepare(plugin, skillCount, eventCount);
+      const [preStep] = await timedSideBySide(iterations, warmup, [prepared.steady]);
+      const [tool] = await timedSideBySide(loads, Math.min(warmup, 20), [prepared.load]);
+      results.push({ preStep, tool, events: prepared.harness.session.seq });
+    }
+    return { events: (results[1] ?? results[0]).events, published: results[0], ours: results[1] };
+  }
   const published = await prepare(PLUGINS.published, skillCount, eventCount);
   const ours = await prepare(PLUGINS.dropIn, skillCount, eventCount);
   const [publishedStep, oursStep] = await timedSideBySide(iterations, warmup, [published.steady, ours.steady]);
-  const loads = Math.min(iterations, 100);
   const [publishedLoad, oursLoad] = await timedSideBySide(loads, Math.min(warmup, 20), [published.load, ours.load]);
   return {
     events: ours.harness.session.seq,
@@ -159,7 +184,12 @@ if (!chosen.json) {
     '| skills | events | steady pre-step: published | drop-in | speed-up | `skill` call: published | drop-in | speed-up |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
+  const cell = (result, field) => (result === null ? '–' : `${format(result[field].median)}`);
   for (const { skills: count, events, published, ours } of rows) {
+    if (published === null || ours === null) {
+      lines.push(`| ${count} | ${events} | ${cell(published, 'preStep')} | ${cell(ours, 'preStep')} | – | ${cell(published, 'tool')} | ${cell(ours, 'tool')} | – |`);
+      continue;
+    }
     lines.push(
       `| ${count} | ${events} | ${format(published.preStep.median)} (${format(published.preStep.p90)}) | ${format(ours.preStep.median)} (${format(ours.preStep.p90)}) | ${ratio(published.preStep.median, ours.preStep.median)} | ${format(published.tool.median)} | ${format(ours.tool.median)} | ${ratio(published.tool.median, ours.tool.median)} |`,
     );
