@@ -26,8 +26,10 @@ pub fn catalog_description(raw: &str, max_chars: usize) -> String {
 
 /// As [`catalog_description`], but counting UTF-16 code units, as
 /// DeepSeek Harness 0.1.0-rc.8 does (`catalogSource: "skill-catalog"`,
-/// docs/spec.md §3.5). Where the reference would keep half of a surrogate
-/// pair, this keeps neither half: a Rust string cannot hold one.
+/// docs/spec.md §3.5). Where the reference keeps the first half of a
+/// surrogate pair alone, this keeps U+FFFD in its place (a Rust string
+/// cannot hold a lone surrogate; hosts read the reference's as U+FFFD too,
+/// so both records of one catalog have one digest).
 pub fn catalog_description_utf16(raw: &str, max_units: usize) -> String {
     let mut normalized = normalise(raw);
     // A string of at most `max_units` bytes has at most that many UTF-16 units.
@@ -37,14 +39,19 @@ pub fn catalog_description_utf16(raw: &str, max_units: usize) -> String {
     let keep = max_units.saturating_sub(ELLIPSIS.len());
     let mut units = 0;
     let mut cut = normalized.len();
+    let mut split_pair = false;
     for (index, c) in normalized.char_indices() {
         if units + c.len_utf16() > keep {
             cut = index;
+            split_pair = units < keep;
             break;
         }
         units += c.len_utf16();
     }
     normalized.truncate(cut);
+    if split_pair {
+        normalized.push(char::REPLACEMENT_CHARACTER);
+    }
     normalized.push_str(ELLIPSIS);
     normalized
 }
@@ -108,9 +115,9 @@ mod tests {
         assert_eq!(catalog_description_utf16("😀😀😀😀😀😀", 5), "😀...");
         assert_eq!(catalog_description_utf16("😀😀", 4), "😀😀");
         assert_eq!(catalog_description_utf16("😀😀😀", 5), "😀...");
-        // `slice(0, 3)` would keep a lone high surrogate; neither half is kept.
         assert_eq!(catalog_description_utf16("a😀😀😀", 6), "a😀...");
-        assert_eq!(catalog_description_utf16("ab😀😀c", 6), "ab...");
+        // `slice(0, 3)` keeps a lone high surrogate: U+FFFD stands for it.
+        assert_eq!(catalog_description_utf16("ab😀😀c", 6), "ab\u{FFFD}...");
         assert_eq!(catalog_description_utf16("éééééé", 5), "éé...");
         assert_eq!(catalog_description_utf16("  a   b  ", 3), "a b");
         assert_eq!(catalog_description_utf16("abcd", 3), "...");

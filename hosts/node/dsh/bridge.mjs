@@ -24,6 +24,30 @@ export function errorMessage(error) {
   }
 }
 
+/**
+ * `value` with every lone surrogate in its strings read as U+FFFD, as the
+ * Rust host reads a session (JavaScript can cut a string inside a pair,
+ * and the published plugin's description cap does); `value` itself when
+ * there is none, which is the rule.
+ */
+export function wellFormed(value) {
+  if (typeof value === 'string') return value.isWellFormed() ? value : value.toWellFormed();
+  if (Array.isArray(value)) {
+    const items = value.map(wellFormed);
+    return items.every((item, index) => item === value[index]) ? value : items;
+  }
+  if (typeof value === 'object' && value !== null) {
+    let changed = false;
+    const entries = Object.entries(value).map(([key, item]) => {
+      const read = wellFormed(item);
+      changed ||= read !== item;
+      return [key, read];
+    });
+    return changed ? Object.fromEntries(entries) : value;
+  }
+  return value;
+}
+
 /** A harness skill summary as the WIT `skill-summary`. */
 function summaryToWit(skill) {
   return {
@@ -204,7 +228,10 @@ let lastSessionKey = 0n;
 /**
  * A harness `Session` as the plugin's `session` imports read it: its
  * user-role messages indexed once each, as they are appended (the log only
- * grows), so a step costs nothing per event already seen.
+ * grows). A step with nothing appended reads nothing; after an append, the
+ * harness's `session.events` hands over a fresh copy of the log (its own
+ * cost, which the published plugin pays on every step), and only the new
+ * events are read from it.
  */
 export class HarnessSession {
   /** Identifies the session in this process (the step context's `session`). */
@@ -275,11 +302,11 @@ export class HarnessSession {
   }
 
   #index(seq, message) {
-    const source = typeof message.source === 'object' && message.source !== null ? message.source : null;
+    const source = typeof message.source === 'object' && message.source !== null ? wellFormed(message.source) : null;
     const kind = typeof source?.kind === 'string' ? source.kind : '';
     if (!this.#byKind.has(kind)) this.#byKind.set(kind, []);
     this.#byKind.get(kind).push(this.#messages.length);
-    this.#messages.push({ seq: BigInt(seq), source, content: Array.isArray(message.content) ? message.content : [] });
+    this.#messages.push({ seq: BigInt(seq), source, content: Array.isArray(message.content) ? wellFormed(message.content) : [] });
   }
 }
 

@@ -14,13 +14,14 @@ import { fileURLToPath } from 'node:url';
 
 import z from '@deepseek-ai/schemastery';
 import { createUserMessage } from '@deepseek-ai/dsh-llm';
+import { renderSkillContent } from '@deepseek-ai/dsh-skill';
 import { defineTool } from '@deepseek-ai/dsh-tools';
 
 import { embeddedComponent } from '../src/component.mjs';
 import { HostError } from '../src/errors.mjs';
 import { Plugin } from '../src/plugin.mjs';
 import { DEFAULT_LIMITS } from '../src/sandbox.mjs';
-import { HarnessCallContext, HarnessSessions, HarnessSkills } from './bridge.mjs';
+import { HarnessCallContext, HarnessSessions, HarnessSkills, wellFormed } from './bridge.mjs';
 
 const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -136,7 +137,8 @@ export async function apply(ctx, config = {}, options = {}) {
   const skills = new HarnessSkills(ctx);
   const sessions = new HarnessSessions();
   const definition = await plugin.definition();
-  // The component's text for each value the tool returned, until the runtime renders it.
+  // The component's text for each value the tool returned (the last 64):
+  // the runtime may render a value more than once.
   const rendered = new Map();
   const tool = defineTool({
     name: definition.name,
@@ -144,21 +146,19 @@ export async function apply(ctx, config = {}, options = {}) {
     parameters: parameterSpec(definition.parameters),
     output: {
       schema: OUTPUT_SCHEMA,
-      render: (_args, value) => {
-        const key = JSON.stringify(value);
-        const text = rendered.get(key);
-        rendered.delete(key);
-        if (text === undefined) throw new Error(`no rendered text for skill "${value.name}"`);
-        return [{ type: 'text', text }];
-      },
+      // A value the tool did not return (a `tools/post-execute` listener
+      // replaced it) is rendered as the published plugin renders any value.
+      render: (_args, value) => [{ type: 'text', text: rendered.get(JSON.stringify(value)) ?? renderSkillContent(value) }],
     },
     async execute(args, exec) {
       const lookup = { cwd: exec.agent?.session.header.cwd, signal: exec.signal, scope: exec.agent };
       const outcome = await plugin.invoke(skills.view(lookup), lookup.cwd, JSON.stringify(args), HarnessCallContext);
       exec.signal?.throwIfAborted();
       if ('error' in outcome) throw toolError(outcome.error);
+      const key = JSON.stringify(outcome.ok);
+      rendered.delete(key);
       if (rendered.size >= 64) rendered.delete(rendered.keys().next().value);
-      rendered.set(JSON.stringify(outcome.ok), outcome.text);
+      rendered.set(key, outcome.text);
       return outcome.ok;
     },
     presentCall(args) {
@@ -173,7 +173,10 @@ export async function apply(ctx, config = {}, options = {}) {
     const lookup = { cwd: agent.session.header.cwd, signal, scope: agent };
     const resolved = ctx.tools.get(tool.name, agent);
     const toolView = resolved === tool ? 'visible' : resolved === undefined ? 'hidden' : 'shadowed';
-    const proposed = decision.messages;
+    // The component reads lone surrogates as U+FFFD (bridge.mjs); the
+    // decision keeps the harness's own messages.
+    const proposed = decision.messages.map(wellFormed);
+    const original = new Map(proposed.map((message, index) => [message, decision.messages[index]]));
     const outcome = await plugin.preStep(
       skills.view(lookup),
       sessions.of(agent.session),
@@ -186,13 +189,12 @@ export async function apply(ctx, config = {}, options = {}) {
       throw new Error('the skill plugin reported an abort the step did not see');
     }
     const entered = outcome.decision.enter;
-    const kept = new Set(proposed);
     const unchanged = entered.length === proposed.length && entered.every((message, index) => message === proposed[index]);
     if (unchanged) return decision;
     return {
       kind: 'enter',
-      messages: entered.map((message) =>
-        kept.has(message) ? message : createUserMessage({ content: message.content, source: message.source }),
+      messages: entered.map(
+        (message) => original.get(message) ?? createUserMessage({ content: message.content, source: message.source }),
       ),
     };
   });

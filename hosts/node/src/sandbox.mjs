@@ -85,6 +85,7 @@ export class Sandbox {
   #onCall;
   /** Calls run one at a time: one instance, and imports answer for one call. */
   #queue = Promise.resolve();
+  #closed = false;
   /** The running call's deadline, paused while an import is answered asynchronously. */
   #clock = null;
 
@@ -139,8 +140,9 @@ export class Sandbox {
     return result;
   }
 
-  /** Ends the guest thread (the process can then exit). */
+  /** Ends the guest thread (the process can then exit); later calls fail. */
   async close() {
+    this.#closed = true;
     const guest = this.#guest;
     this.#guest = null;
     if (guest) await guest.worker.terminate();
@@ -148,6 +150,7 @@ export class Sandbox {
 
   async #configured(name) {
     if (this.#guest) return this.#guest;
+    if (this.#closed) throw HostError.load('the sandbox was closed');
     const guest = await this.#spawn();
     const answer = await this.#run(guest, name, 'configure', [this.#config], null);
     if (answer.tag === 'err') {
@@ -212,6 +215,7 @@ export class Sandbox {
     worker.on('error', (error) => guest.pending?.fail(error));
     worker.on('exit', (code) => {
       guest.dead = code;
+      if (this.#guest === guest) this.#guest = null;
       guest.pending?.fail(new Error(`the plugin's thread exited (${code})`));
     });
     worker.unref();
@@ -290,6 +294,12 @@ export class Sandbox {
     const timeoutMs = this.#limits.timeoutMs;
     return new Promise((resolve, reject) => {
       let timedOut = null;
+      // An expired call's thread is never used again, even if its answer
+      // arrives before the thread has exited.
+      const expire = () => {
+        if (this.#guest === guest) this.#guest = null;
+        guest.worker.terminate();
+      };
       // The deadline pauses while an asynchronous host answers; the
       // wall-clock cap on the whole call does not, so a plugin cannot stall
       // the caller by asking the host over and over.
@@ -298,12 +308,12 @@ export class Sandbox {
         timeoutMs,
         () => {
           timedOut = HostError.timeout(name, timeoutMs);
-          guest.worker.terminate();
+          expire();
         },
         wallMs,
         () => {
           timedOut = HostError.wallTimeout(name, wallMs);
-          guest.worker.terminate();
+          expire();
         },
       );
       this.#clock = clock;
@@ -324,7 +334,7 @@ export class Sandbox {
       };
       guest.pending = {
         settle: (message) => {
-          if (message.id !== id) return;
+          if (message.id !== id || timedOut !== null) return;
           finish(() => (message.trap ? failed(this.#classify(name, message.trap)) : resolve(message.result)));
         },
         fail: (error) => {
@@ -341,7 +351,7 @@ export class Sandbox {
       }
       guest.port.postMessage({ id, call: method, args });
       wakeUp(guest.wake, GUEST_WAKE);
-      this.#pump(guest);
+      this.#pump(guest).catch((error) => guest.pending?.fail(error));
     });
   }
 

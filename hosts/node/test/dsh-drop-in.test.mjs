@@ -117,3 +117,42 @@ test("the plugin's deadline does not count the harness's own time; the wall-cloc
   });
   assert.equal(capped.session.seq, before);
 });
+
+test("a published catalog whose description was cut inside a surrogate pair is the drop-in's after a switch", async () => {
+  // The published plugin keeps a lone high surrogate (`slice`); the drop-in
+  // reads it as U+FFFD and writes U+FFFD itself, so its digest is the same
+  // and nothing is published again. (The other way round the published
+  // plugin republishes: it hashes the lone surrogate, docs/spec.md §3.1.)
+  const scenario = {
+    config: { catalogDescriptionMaxLength: 6 },
+    skills: [{ name: 'emoji', description: 'ab😀😀c', content: 'x' }],
+    steps: [{ op: 'pre-step', messages: ['start'] }, { op: 'switch' }, { op: 'pre-step' }, { op: 'pre-step', messages: ['/emoji'] }],
+  };
+  const expected = await runScenario(scenario, PLUGINS.published, PLUGINS.published);
+  const actual = await runScenario(scenario, PLUGINS.published, PLUGINS.dropIn);
+  assert.equal(JSON.stringify(actual), JSON.stringify(expected));
+  assert.equal(expected.observed[0].messages[1].source.entries[0].description, 'ab\ud83d...');
+  assert.deepEqual(actual.observed[1], { decision: 'enter', messages: [] });
+});
+
+test('a result the harness renders again, or a value a listener replaced, reads as with the published plugin', async () => {
+  const scenario = {
+    skills: [{ name: 'pdf-forms', description: 'Fill PDF forms.', content: 'Steps.' }],
+    mount: (ctx) => {
+      // A wrapper that copies the result: the runtime renders it again.
+      ctx.on('tools/execute', async (_exec, next) => ({ ...(await next()) }));
+      // A listener that replaces one value.
+      ctx.on('tools/post-execute', async (exec, result, next) =>
+        exec.arguments.name === 'pdf-forms' && !result.isError && result.value.content === 'Steps.'
+          ? { kind: 'accept', value: { ...result.value, content: 'Replaced by a listener.' } }
+          : next(),
+      );
+    },
+    steps: [{ op: 'pre-step', messages: ['start'] }, { op: 'invoke', name: 'pdf-forms' }, { op: 'invoke', name: 'pdf-forms' }],
+  };
+  const expected = await runScenario(scenario, PLUGINS.published);
+  const actual = await runScenario(scenario, PLUGINS.dropIn);
+  assert.equal(JSON.stringify(actual), JSON.stringify(expected));
+  assert.equal(actual.observed[1].isError, false, JSON.stringify(actual.observed[1]));
+  assert.match(actual.observed[1].content[0].text, /Replaced by a listener\./);
+});
