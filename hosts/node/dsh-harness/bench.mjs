@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `node hosts/node/dsh-harness/bench.mjs [--skills 10,1000] [--events 100,100000]
-// [--iterations 200] [--warmup 50] [--alone | --only published|dropIn] [--json]`: the published
+// [--iterations 200] [--warmup 50] [--growing] [--alone | --only published|dropIn] [--json]`: the published
 // `@deepseek-ai/dsh-tool-skill` and the drop-in (dsh/index.mjs) side by side in
 // one DeepSeek Harness set-up, in one process.
 //
@@ -10,6 +10,8 @@
 // visible. Timed, in alternating blocks of samples of each plugin: the steady
 // `agent/pre-step` waterfall (nothing to publish, which the bench checks) and
 // the `skill` tool call through the tool runtime.
+// With --growing, a model turn is recorded (untimed) before each step, so
+// each step sees a longer session than the last, as in an agent loop.
 // With --alone, each plugin is timed on its own, one after the other, so
 // neither's garbage lands in the other's samples; --only times one of them
 // (the flatness figure, without the other's heap in the process).
@@ -22,12 +24,13 @@ import { createUserMessage } from '@deepseek-ai/dsh-llm';
 import { PLUGINS, createHarness } from './harness.mjs';
 
 function options(argv) {
-  const found = { skills: [10, 1000], events: [100, 100_000], iterations: 200, warmup: 50, json: false, alone: false, only: null };
+  const found = { skills: [10, 1000], events: [100, 100_000], iterations: 200, warmup: 50, json: false, alone: false, only: null, growing: false };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index];
     const value = argv[index + 1];
     if (flag === '--json') found.json = true;
     else if (flag === '--alone') found.alone = true;
+    else if (flag === '--growing') found.growing = true;
     else if (flag === '--only') {
       if (!Object.hasOwn(PLUGINS, value)) throw new Error(`--only takes ${Object.keys(PLUGINS).join(' or ')}`);
       found.only = value;
@@ -108,8 +111,9 @@ async function timedSideBySide(iterations, warmup, runs) {
       for (let index = 0; index < BLOCK_WARMUP; index += 1) await run();
       for (let index = 0; index < BLOCK && samples[at].length < iterations; index += 1) {
         const start = performance.now();
-        await run();
-        samples[at].push((performance.now() - start) * 1000);
+        // A run may time itself (when it prepares something first).
+        const own = await run();
+        samples[at].push(typeof own === 'number' ? own : (performance.now() - start) * 1000);
       }
     }
   }
@@ -117,15 +121,20 @@ async function timedSideBySide(iterations, warmup, runs) {
 }
 
 /** A harness for `plugin` with `skillCount` skills and `eventCount` events, its catalog published and still visible. */
-async function prepare(plugin, skillCount, eventCount) {
+async function prepare(plugin, skillCount, eventCount, growing) {
   const generated = skills(skillCount);
   const harness = await createHarness({ plugin, skills: generated });
   const first = await harness.preStep({ messages: ['Start the task.'] });
   if (!first.messages?.some((message) => message.source.kind === 'skill-catalog')) throw new Error('no catalog was published');
   appendEvents(harness, Math.max(0, eventCount - harness.session.seq));
   const steady = async () => {
+    // --growing: one model turn recorded before each step, untimed, as in an agent loop.
+    if (growing) harness.appendTurn('Still working.');
+    const start = performance.now();
     const outcome = await harness.preStep();
+    const elapsed = (performance.now() - start) * 1000;
     if (outcome.decision !== 'enter' || outcome.messages.length !== 0) throw new Error(`not a steady step: ${JSON.stringify(outcome).slice(0, 200)}`);
+    return elapsed;
   };
   const name = generated[Math.floor(generated.length / 2)].name;
   const load = async () => {
@@ -136,7 +145,7 @@ async function prepare(plugin, skillCount, eventCount) {
 }
 
 /** Both plugins at one size: the steady pre-step and the tool call, in microseconds. */
-async function measure(skillCount, eventCount, { iterations, warmup, alone, only }) {
+async function measure(skillCount, eventCount, { iterations, warmup, alone, only, growing }) {
   const loads = Math.min(iterations, 100);
   if (alone) {
     // Each plugin in a harness of its own, one after the other: no garbage of one in the other's samples.
@@ -146,15 +155,15 @@ async function measure(skillCount, eventCount, { iterations, warmup, alone, only
         results.push(null);
         continue;
       }
-      const prepared = await prepare(plugin, skillCount, eventCount);
+      const prepared = await prepare(plugin, skillCount, eventCount, growing);
       const [preStep] = await timedSideBySide(iterations, warmup, [prepared.steady]);
       const [tool] = await timedSideBySide(loads, Math.min(warmup, 20), [prepared.load]);
       results.push({ preStep, tool, events: prepared.harness.session.seq });
     }
     return { events: (results[1] ?? results[0]).events, published: results[0], ours: results[1] };
   }
-  const published = await prepare(PLUGINS.published, skillCount, eventCount);
-  const ours = await prepare(PLUGINS.dropIn, skillCount, eventCount);
+  const published = await prepare(PLUGINS.published, skillCount, eventCount, growing);
+  const ours = await prepare(PLUGINS.dropIn, skillCount, eventCount, growing);
   const [publishedStep, oursStep] = await timedSideBySide(iterations, warmup, [published.steady, ours.steady]);
   const [publishedLoad, oursLoad] = await timedSideBySide(loads, Math.min(warmup, 20), [published.load, ours.load]);
   return {
@@ -179,7 +188,7 @@ for (const skillCount of chosen.skills) {
 }
 if (!chosen.json) {
   const lines = [
-    `Node ${process.version}; ${chosen.iterations} iterations after ${chosen.warmup} warm-up; medians (p90).`,
+    `Node ${process.version}; ${chosen.iterations} iterations after ${chosen.warmup} warm-up${chosen.growing ? ', one model turn recorded before each step' : ''}; medians (p90).`,
     '',
     '| skills | events | steady pre-step: published | drop-in | speed-up | `skill` call: published | drop-in | speed-up |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|',
