@@ -258,3 +258,25 @@ fn an_address_other_machines_reach_is_a_usage_error() {
         assert_eq!(stderr.lines().next(), Some(error), "{address}");
     }
 }
+
+#[test]
+fn connections_past_the_cap_are_closed_and_the_served_ones_keep_working() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    let server = HttpServer::start(&sandbox, &["--no-watch", "--cwd", path(&workspace)]);
+    // 64 clients that connect and send nothing hold every place
+    // (host-runner/src/mcp/http.rs `MAX_CONNECTIONS`).
+    let idle: Vec<TcpStream> = (0..64).map(|_| TcpStream::connect(&server.address).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut refused = TcpStream::connect(&server.address).unwrap();
+    refused.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let started = Instant::now();
+    let mut buffer = [0; 64];
+    let read = refused.read(&mut buffer);
+    assert!(matches!(read, Ok(0)) || read.is_err(), "the 65th connection was served: {read:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "the 65th connection was held, not closed");
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, headers, _) = post(&server, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, None);
+    assert_ne!(status, 0, "no answer once the idle clients left: {headers}");
+}

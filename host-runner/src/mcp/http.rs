@@ -30,7 +30,7 @@ use hyper::body::{Body, Bytes, Incoming};
 use hyper::header::{CONTENT_TYPE, HOST, HeaderMap, HeaderValue, ORIGIN};
 use hyper::http::uri::{Authority, Uri};
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -48,6 +48,12 @@ pub const NOT_FOUND: &str = "Not Found: the MCP endpoint is /mcp";
 /// How long a shutdown waits for plugin calls under way (each has its own
 /// deadline too).
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The most connections served at once; a further one is closed when accepted.
+const MAX_CONNECTIONS: usize = 64;
+
+/// How long a client may take to send a request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An HTTP response as rmcp builds them.
 pub type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
@@ -290,6 +296,7 @@ pub async fn serve_on(
     let front = FrontDoor { mcp, guard };
     let _live = LiveRefresh::start(&server, watch_roots);
 
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let stream = tokio::select! {
@@ -305,14 +312,25 @@ pub async fn serve_on(
             },
             () = &mut shutdown => break,
         };
+        // Past the cap, a new connection is closed at once: the ones being
+        // served keep their answers.
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
         let front = front.clone();
         let stopping = stopping.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
                 let front = front.clone();
                 async move { Ok::<_, Infallible>(front.answer(request).await) }
             });
-            let connection = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            // A client that never finishes its headers is cut off.
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .serve_connection(TokioIo::new(stream), service);
             let mut connection = std::pin::pin!(connection);
             tokio::select! {
                 _ = connection.as_mut() => {}
