@@ -153,23 +153,16 @@ class Harness {
   }
 
   /** Fires `agent/pre-step` as the agent loop does and appends what it decided. */
-  async preStep({ messages = [], aborted = false } = {}) {
-    const batch = messages.map(batchMessage);
-    const controller = new AbortController();
-    if (aborted) controller.abort(new Error('step aborted'));
-    let decision;
-    try {
-      decision = await agentEvents(this.ctx, this.agent).waterfall(
-        'agent/pre-step',
-        { messages: batch, turn: 1, step: 1, signal: controller.signal },
-        () => Promise.resolve({ kind: 'enter', messages: batch }),
-      );
-    } catch (error) {
-      return { error: error.message };
-    }
-    if (decision.kind !== 'enter') return { decision: decision.kind };
-    for (const message of decision.messages) this.session.append('user/message', message, { surfaceOp: 'append' });
-    return { decision: 'enter', messages: decision.messages.map(normaliseMessage) };
+  preStep(options = {}) {
+    return preStepOf(this.ctx, this.agent, options);
+  }
+
+  /** Another agent on this harness's context, over a new session in `cwd`. */
+  otherAgent(cwd) {
+    const id = SessionId(`other-${cwd}`);
+    const session = Session.create(id, [], { version: 0, id, createdAt: 0, cwd });
+    const agent = { ...this.agent, id, session, inbox: new Inbox(session, { inserted() {}, discarded() {}, claimed() {} }) };
+    return { agent, preStep: (options = {}) => preStepOf(this.ctx, agent, options) };
   }
 
   /** Calls the `skill` tool through the tool runtime (argument validation, output schema, render). */
@@ -222,6 +215,26 @@ class Harness {
   dispose() {
     return this.ctx.registry.delete?.(this.ctx.runtime?.plugin);
   }
+}
+
+/** Fires `agent/pre-step` for `agent` as the agent loop does and appends what it decided. */
+async function preStepOf(ctx, agent, { messages = [], aborted = false } = {}) {
+  const batch = messages.map(batchMessage);
+  const controller = new AbortController();
+  if (aborted) controller.abort(new Error('step aborted'));
+  let decision;
+  try {
+    decision = await agentEvents(ctx, agent).waterfall(
+      'agent/pre-step',
+      { messages: batch, turn: 1, step: 1, signal: controller.signal },
+      () => Promise.resolve({ kind: 'enter', messages: batch }),
+    );
+  } catch (error) {
+    return { error: error.message };
+  }
+  if (decision.kind !== 'enter') return { decision: decision.kind };
+  for (const message of decision.messages) agent.session.append('user/message', message, { surfaceOp: 'append' });
+  return { decision: 'enter', messages: decision.messages.map(normaliseMessage) };
 }
 
 /** A batch message: a string is the user's; `{ text, kind }` a plugin's. */

@@ -66,9 +66,11 @@ function componentBytes() {
 
 /**
  * The sandbox's limits: the defaults (1 s of the plugin's own time, 64 MiB),
- * and at most 30 s for a whole call, the harness's answers included.
+ * at most 30 s for a whole call, the harness's answers included, and up to
+ * 4 instances, so that one agent's slow provider does not hold up another
+ * agent's step (the published plugin's calls run concurrently too).
  */
-const DROP_IN_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, wallTimeoutMs: 30_000 });
+const DROP_IN_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, wallTimeoutMs: 30_000, instances: 4 });
 
 /** The published plugin's output schema and call card; the model never sees either. */
 const OUTPUT_SCHEMA = {

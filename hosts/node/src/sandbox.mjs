@@ -76,18 +76,21 @@ export class Sandbox {
   #core;
   #config;
   #limits;
-  /** The live guest thread, or null. */
-  #guest = null;
+  /**
+   * Configured guest threads, each running at most one call at a time:
+   * `#idle` waits for one, `#live` holds every one (for `close`), and a call
+   * that finds none idle starts another, up to `limits.instances` (1 unless
+   * the host says: the drop-in serves several agents at once), or waits in
+   * `#waiting`, first come first served.
+   */
+  #idle = [];
+  #live = new Set();
+  #starting = 0;
+  #waiting = [];
   #nextId = 0;
-  /** Whom the imports of the running call answer for. */
-  #host = null;
   /** Told each call's name and wall time in milliseconds (bench.mjs). */
   #onCall;
-  /** Calls run one at a time: one instance, and imports answer for one call. */
-  #queue = Promise.resolve();
   #closed = false;
-  /** The running call's deadline, paused while an import is answered asynchronously. */
-  #clock = null;
 
   constructor(moduleUrl, core, config, limits, onCall) {
     this.#moduleUrl = moduleUrl;
@@ -114,7 +117,7 @@ export class Sandbox {
       throw HostError.load(error instanceof Error ? error.message : String(error));
     }
     const sandbox = new Sandbox(moduleUrl, core, config, limits, onCall);
-    await sandbox.#configured('configure');
+    sandbox.#release(await sandbox.#acquire('configure'));
     return sandbox;
   }
 
@@ -127,37 +130,68 @@ export class Sandbox {
    * instance, its imports answered by `host`. Resolves to the WIT result
    * `{tag, val}` for exports that return one, else `{tag:'ok', val}`.
    */
-  call(name, method, args, host) {
-    const run = async () => {
-      const start = performance.now();
-      const guest = await this.#configured(name);
+  async call(name, method, args, host) {
+    const start = performance.now();
+    const guest = await this.#acquire(name);
+    try {
       const result = await this.#run(guest, name, method, args, host);
       this.#onCall?.(name, performance.now() - start);
       return result;
-    };
-    const result = this.#queue.then(run, run);
-    this.#queue = result.catch(() => {});
-    return result;
+    } finally {
+      this.#release(guest);
+    }
   }
 
-  /** Ends the guest thread (the process can then exit); later calls fail. */
+  /** Ends the guest threads (the process can then exit); later calls fail. */
   async close() {
     this.#closed = true;
-    const guest = this.#guest;
-    this.#guest = null;
-    if (guest) await guest.worker.terminate();
+    for (const wake of this.#waiting.splice(0)) wake();
+    const live = [...this.#live];
+    this.#live.clear();
+    this.#idle = [];
+    await Promise.all(live.map((guest) => guest.worker.terminate()));
   }
 
-  async #configured(name) {
-    if (this.#guest) return this.#guest;
-    if (this.#closed) throw HostError.load('the sandbox was closed');
-    const guest = await this.#spawn();
-    const answer = await this.#run(guest, name, 'configure', [this.#config], null);
-    if (answer.tag === 'err') {
-      await this.#discard(guest);
-      throw HostError.config(answer.val);
+  /** A configured guest for one call: an idle one, a new one, or the next one released. */
+  async #acquire(name) {
+    for (;;) {
+      if (this.#closed) throw HostError.load('the sandbox was closed');
+      const idle = this.#idle.pop();
+      if (idle !== undefined) return idle;
+      if (this.#live.size + this.#starting < (this.#limits.instances ?? 1)) return this.#start(name);
+      await new Promise((resolve) => this.#waiting.push(resolve));
     }
-    this.#guest = guest;
+  }
+
+  /** Back to the idle ones after a call, unless the call failed it: then it is never called again. */
+  #release(guest) {
+    if (guest.failed || this.#closed) {
+      this.#live.delete(guest);
+      guest.worker.terminate();
+    } else {
+      this.#idle.push(guest);
+    }
+    this.#waiting.shift()?.();
+  }
+
+  async #start(name) {
+    this.#starting += 1;
+    let guest;
+    try {
+      guest = await this.#spawn();
+      const answer = await this.#run(guest, name, 'configure', [this.#config], null);
+      if (answer.tag === 'err') {
+        await guest.worker.terminate();
+        throw HostError.config(answer.val);
+      }
+    } finally {
+      this.#starting -= 1;
+    }
+    if (this.#closed) {
+      await guest.worker.terminate();
+      throw HostError.load('the sandbox was closed');
+    }
+    this.#live.add(guest);
     return guest;
   }
 
@@ -195,7 +229,9 @@ export class Sandbox {
     // thread. Otherwise the thread discards it itself (guest-worker.mjs): a
     // stream read here would keep this process alive as long as the thread.
     if (debug) worker.stderr.pipe(process.stderr);
-    const guest = { worker, port: port1, wake, pending: null, dead: null };
+    // `host` answers the imports of its running call and `clock` is that
+    // call's deadline; `failed` means the thread is never called again.
+    const guest = { worker, port: port1, wake, pending: null, dead: null, host: null, clock: null, failed: false };
     let onMessage;
     let onError;
     let onExit;
@@ -215,7 +251,7 @@ export class Sandbox {
     worker.on('error', (error) => guest.pending?.fail(error));
     worker.on('exit', (code) => {
       guest.dead = code;
-      if (this.#guest === guest) this.#guest = null;
+      guest.failed = true;
       guest.pending?.fail(new Error(`the plugin's thread exited (${code})`));
     });
     worker.unref();
@@ -267,8 +303,8 @@ export class Sandbox {
     const failure = (error) => ({ failure: error instanceof Error ? error.message : String(error) });
     let value;
     try {
-      if (this.#host === null) throw new Error(`import ${name} called outside a plugin call`);
-      value = this.#host[name](...args);
+      if (guest.host === null) throw new Error(`import ${name} called outside a plugin call`);
+      value = guest.host[name](...args);
     } catch (error) {
       reply(failure(error));
       return undefined;
@@ -277,7 +313,7 @@ export class Sandbox {
       reply({ value });
       return undefined;
     }
-    const clock = this.#clock;
+    const clock = guest.clock;
     clock?.pause();
     return value.then(
       (answer) => ({ value: answer }),
@@ -290,14 +326,14 @@ export class Sandbox {
 
   #run(guest, name, method, args, host) {
     const id = (this.#nextId += 1);
-    this.#host = host;
+    guest.host = host;
     const timeoutMs = this.#limits.timeoutMs;
     return new Promise((resolve, reject) => {
       let timedOut = null;
       // An expired call's thread is never used again, even if its answer
       // arrives before the thread has exited.
       const expire = () => {
-        if (this.#guest === guest) this.#guest = null;
+        guest.failed = true;
         guest.worker.terminate();
       };
       // The deadline pauses while an asynchronous host answers; the
@@ -316,19 +352,19 @@ export class Sandbox {
           expire();
         },
       );
-      this.#clock = clock;
+      guest.clock = clock;
       const finish = (outcome) => {
         clock.stop();
-        if (this.#clock === clock) this.#clock = null;
+        if (guest.clock === clock) guest.clock = null;
         guest.pending = null;
-        this.#host = null;
+        guest.host = null;
         // Ends the pump's wait.
         wakeUp(guest.wake, HOST_WAKE);
         outcome();
       };
       const failed = (error) => {
         // Never call into an instance that failed: drop its thread.
-        if (this.#guest === guest) this.#guest = null;
+        guest.failed = true;
         guest.worker.terminate();
         reject(error);
       };
@@ -362,10 +398,6 @@ export class Sandbox {
     return HostError.trap(name, reason, stderr);
   }
 
-  async #discard(guest) {
-    if (this.#guest === guest) this.#guest = null;
-    await guest.worker.terminate();
-  }
 }
 
 /**

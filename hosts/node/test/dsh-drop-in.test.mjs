@@ -156,3 +156,34 @@ test('a result the harness renders again, or a value a listener replaced, reads 
   assert.equal(actual.observed[1].isError, false, JSON.stringify(actual.observed[1]));
   assert.match(actual.observed[1].content[0].text, /Replaced by a listener\./);
 });
+
+test("one agent's slow provider does not hold up another agent's step", async () => {
+  const harness = await createHarness({
+    plugin: PLUGINS.dropIn,
+    mount: (ctx) => {
+      ctx.skills.registerProvider(() => ({
+        name: 'per-project',
+        list: ({ cwd }) =>
+          new Promise((resolve) =>
+            setTimeout(
+              () => resolve([{ name: 'a-skill', description: `Skill of ${cwd}.`, source: 'p', provider: 'per-project', rank: 1, invocation: { modelInvocable: true, userInvocable: true } }]),
+              cwd === '/slow' ? 600 : 0,
+            ),
+          ),
+        get: async () => undefined,
+      }));
+    },
+  });
+  const slow = harness.otherAgent('/slow');
+  const fast = harness.otherAgent('/fast');
+  let slowDone = false;
+  const slowStep = slow.preStep({ messages: ['hi'] }).then((outcome) => {
+    slowDone = true;
+    return outcome;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const quick = await fast.preStep({ messages: ['hi'] });
+  assert.equal(slowDone, false, 'the fast agent waited for the slow one');
+  assert.match(quick.messages.at(-1).content[0].text, /Skill of \/fast\./);
+  assert.match((await slowStep).messages.at(-1).content[0].text, /Skill of \/slow\./);
+});
