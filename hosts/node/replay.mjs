@@ -4,7 +4,7 @@
 // [--max-text-bytes N] [--max-output-bytes N] SCENARIO.json`: runs a scenario (docs/spec.md §7)
 // in this Node.js host and prints the JSON document `skill-host replay`
 // prints. Without `--plugin`, the component is the one built into
-// `skill-host` (`$SKILL_HOST`, else the workspace's target/debug or
+// `skill-host` (`$SKILL_HOST`, else the newer of the workspace's target/debug and
 // target/release build, else `skill-host` on PATH), written out with
 // `skill-host component --output`.
 //

@@ -135,7 +135,13 @@ export async function apply(ctx, config = {}, options = {}) {
     if (error instanceof HostError && error.kind === 'config') throw new Error(error.message);
     throw error;
   }
-  ctx.effect(() => () => plugin.close(), 'tool-skill sandbox');
+  try {
+    ctx.effect(() => () => plugin.close(), 'tool-skill sandbox');
+  } catch (error) {
+    // The context went away while the component compiled.
+    await plugin.close();
+    throw error;
+  }
   const skills = new HarnessSkills(ctx);
   const sessions = new HarnessSessions();
   const definition = await plugin.definition();

@@ -4,7 +4,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -92,16 +92,16 @@ function patchStringLifting(files) {
 
 /**
  * The component built into skill-host, written out by `skill-host component`:
- * the binary is `$SKILL_HOST`, else `repository`'s target/debug or
- * target/release build, else `skill-host` on PATH.
+ * the binary is `$SKILL_HOST`, else the newer of `repository`'s
+ * target/debug and target/release builds, else `skill-host` on PATH.
  */
 export function embeddedComponent(repository) {
-  const candidates = [
-    process.env.SKILL_HOST,
-    path.join(repository, 'target', 'debug', 'skill-host'),
-    path.join(repository, 'target', 'release', 'skill-host'),
-  ].filter((candidate) => candidate && existsSync(candidate));
-  const binary = candidates[0] ?? 'skill-host';
+  const builds = ['debug', 'release']
+    .map((profile) => path.join(repository, 'target', profile, 'skill-host'))
+    .filter((candidate) => existsSync(candidate))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  const chosen = process.env.SKILL_HOST && existsSync(process.env.SKILL_HOST) ? process.env.SKILL_HOST : builds[0];
+  const binary = chosen ?? 'skill-host';
   const dir = mkdtempSync(path.join(tmpdir(), 'skill-host-node-'));
   try {
     const output = path.join(dir, 'plugin.wasm');
