@@ -212,9 +212,6 @@ class Harness {
     return JSON.parse(JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters, output: tool.output.schema }));
   }
 
-  dispose() {
-    return this.ctx.registry.delete?.(this.ctx.runtime?.plugin);
-  }
 }
 
 /** Fires `agent/pre-step` for `agent` as the agent loop does and appends what it decided. */

@@ -7,7 +7,8 @@
 // while it does (src/sandbox.mjs pauses the call's deadline meanwhile), so
 // the component sees the synchronous imports of its WIT world.
 
-import { CallContext } from '../src/host-imports.mjs';
+import { CallContext, resourceBaseToWit } from '../src/host-imports.mjs';
+import { UserMessageIndex, userRoleMessage } from '../src/session.mjs';
 
 const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
@@ -62,19 +63,6 @@ function summaryToWit(skill) {
     path: typeof skill.path === 'string' ? skill.path : undefined,
     bodyDigest: undefined,
   };
-}
-
-function resourceBaseToWit(base) {
-  switch (base?.kind) {
-    case 'directory':
-      return { tag: 'directory', val: base.path };
-    case 'url':
-      return { tag: 'url', val: base.url };
-    case 'opaque':
-      return { tag: 'opaque', val: base.description };
-    default:
-      return undefined;
-  }
 }
 
 /**
@@ -220,9 +208,6 @@ export class HarnessCallContext extends CallContext {
   }
 }
 
-const USER_MESSAGE = 'user/message';
-const TOOL_RESULT = 'tool/result';
-
 let lastSessionKey = 0n;
 
 /**
@@ -240,9 +225,7 @@ export class HarnessSession {
   historyVersion = 0n;
   #session;
   #seen = 0;
-  /** `{ seq, source, content }` of each user-role message, in seq order (seqs as BigInts). */
-  #messages = [];
-  #byKind = new Map();
+  #messages = new UserMessageIndex();
   /** The seqs (numbers) of indexed messages on the model-visible surface. */
   #visible = new Set();
 
@@ -262,7 +245,8 @@ export class HarnessSession {
       const event = events[index];
       const message = userRoleMessage(event);
       if (message !== null) {
-        this.#index(event.seq, message);
+        // Lone surrogates read as U+FFFD, as the Rust host reads them.
+        this.#messages.add(event.seq, { source: wellFormed(message.source), content: wellFormed(message.content) });
         if (event.surfaceOp === 'append') this.#visible.add(event.seq);
         this.historyVersion += 1n;
       }
@@ -275,7 +259,7 @@ export class HarnessSession {
     if (replaced) {
       // A replacement can hide any earlier node: read the surface again (compaction is rare).
       const nodes = new Set(session.surface.nodes);
-      this.#visible = new Set(this.#messages.map(({ seq }) => Number(seq)).filter((seq) => nodes.has(seq)));
+      this.#visible = new Set(this.#messages.seqs().map(Number).filter((seq) => nodes.has(seq)));
     }
     return this;
   }
@@ -285,43 +269,12 @@ export class HarnessSession {
   }
 
   userMessagesOfKind(kind) {
-    return (this.#byKind.get(kind) ?? []).map((position) => this.#messages[position]);
+    return this.#messages.ofKind(kind);
   }
 
   userMessage(seq) {
-    let low = 0;
-    let high = this.#messages.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      const found = this.#messages[middle].seq;
-      if (found === seq) return this.#messages[middle];
-      if (found < seq) low = middle + 1;
-      else high = middle;
-    }
-    return undefined;
+    return this.#messages.at(seq);
   }
-
-  #index(seq, message) {
-    const source = typeof message.source === 'object' && message.source !== null ? wellFormed(message.source) : null;
-    const kind = typeof source?.kind === 'string' ? source.kind : '';
-    if (!this.#byKind.has(kind)) this.#byKind.set(kind, []);
-    this.#byKind.get(kind).push(this.#messages.length);
-    this.#messages.push({ seq: BigInt(seq), source, content: Array.isArray(message.content) ? wellFormed(message.content) : [] });
-  }
-}
-
-/**
- * The user-role message an event carries, or null: a `user/message`'s data,
- * or the message of a `tool/result` whose source names the plugin
- * `dsh-tool-skill` (docs/spec.md §3.12), as the other hosts read them.
- */
-function userRoleMessage({ type, data }) {
-  if (type === USER_MESSAGE) return typeof data === 'object' && data !== null ? data : null;
-  if (type !== TOOL_RESULT || typeof data !== 'object' || data === null) return null;
-  const message = data.message;
-  const source = typeof message === 'object' && message !== null ? message.source : undefined;
-  const recorded = source?.plugin === 'dsh-tool-skill' && Array.isArray(message.content);
-  return recorded ? message : null;
 }
 
 /** The `HarnessSession` of each harness session, made on first use. */

@@ -32,7 +32,8 @@ function summary(candidate) {
   };
 }
 
-function resourceBaseToWit(base) {
+/** A registry resource base (`{ kind, path | url | description }`) as the WIT `resource-base`. */
+export function resourceBaseToWit(base) {
   if (base === null || base === undefined) return undefined;
   switch (base.kind) {
     case 'directory': return { tag: 'directory', val: base.path };

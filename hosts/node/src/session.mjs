@@ -111,10 +111,8 @@ export class SessionLog {
   header;
   /** Every event line, as the harness writes it. */
   events = [];
-  /** `{ seq, source, content }` of each user-role message, in seq order. */
-  userMessages = [];
-  /** Positions in `userMessages` per source `kind`, ascending. */
-  byKind = new Map();
+  /** The user-role messages, indexed for the plugin's `session` imports. */
+  #messages = new UserMessageIndex();
   surface = new SurfaceFold();
   /** Identifies this log among the logs of this process. */
   key;
@@ -142,21 +140,12 @@ export class SessionLog {
 
   /** The user messages whose source kind is `kind`, oldest first. */
   userMessagesOfKind(kind) {
-    return (this.byKind.get(kind) ?? []).map((position) => this.userMessages[position]);
+    return this.#messages.ofKind(kind);
   }
 
   /** The user-role message with this seq, or undefined. */
   userMessage(seq) {
-    let low = 0;
-    let high = this.userMessages.length;
-    while (low < high) {
-      const middle = (low + high) >> 1;
-      const found = this.userMessages[middle].seq;
-      if (found === seq) return this.userMessages[middle];
-      if (found < seq) low = middle + 1;
-      else high = middle;
-    }
-    return undefined;
+    return this.#messages.at(seq);
   }
 
   /** Appends user messages (`[data, op]` pairs) as one batch; returns their seqs. */
@@ -233,22 +222,56 @@ export class SessionLog {
     for (const line of planned) {
       this.events.push(line);
       const message = userRoleMessage(line);
-      if (message !== null) this.#index(line.seq, message);
+      if (message !== null) this.#messages.add(line.seq, message);
       if (message !== null || (line.surfaceOp !== undefined && line.surfaceOp !== 'append')) {
         this.historyVersion += 1n;
       }
     }
     return planned.map((line) => line.seq);
   }
+}
+
+/**
+ * The user-role messages of a session, as the plugin's `session` imports
+ * read them: `{ seq, source, content }` in seq order (seqs as BigInts),
+ * and their positions per source `kind`.
+ */
+export class UserMessageIndex {
+  #messages = [];
+  #byKind = new Map();
 
   /** Indexes a user-role message: `data` is a user message's, or a tool result's `data.message`. */
-  #index(seq, data) {
+  add(seq, data) {
     const source = isObject(data) && data.source !== undefined ? data.source : null;
     const content = isObject(data) && Array.isArray(data.content) ? data.content : [];
     const kind = isObject(source) && typeof source.kind === 'string' ? source.kind : '';
-    if (!this.byKind.has(kind)) this.byKind.set(kind, []);
-    this.byKind.get(kind).push(this.userMessages.length);
-    this.userMessages.push({ seq, source, content });
+    if (!this.#byKind.has(kind)) this.#byKind.set(kind, []);
+    this.#byKind.get(kind).push(this.#messages.length);
+    this.#messages.push({ seq: BigInt(seq), source, content });
+  }
+
+  /** Every indexed seq, oldest first. */
+  seqs() {
+    return this.#messages.map(({ seq }) => seq);
+  }
+
+  /** The messages whose source kind is `kind`, oldest first. */
+  ofKind(kind) {
+    return (this.#byKind.get(kind) ?? []).map((position) => this.#messages[position]);
+  }
+
+  /** The message with this seq (a BigInt), or undefined. */
+  at(seq) {
+    let low = 0;
+    let high = this.#messages.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      const found = this.#messages[middle].seq;
+      if (found === seq) return this.#messages[middle];
+      if (found < seq) low = middle + 1;
+      else high = middle;
+    }
+    return undefined;
   }
 }
 
@@ -257,7 +280,7 @@ export class SessionLog {
  * or the `data.message` of a tool result whose source names the plugin
  * `dsh-tool-skill` (its record of a skill load) and has a content list.
  */
-function userRoleMessage({ type, data }) {
+export function userRoleMessage({ type, data }) {
   if (type === USER_MESSAGE) return data;
   if (type !== TOOL_RESULT || !isObject(data) || !Object.hasOwn(data, 'message')) return null;
   const { message } = data;
