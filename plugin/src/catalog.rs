@@ -4,6 +4,8 @@
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
+use crate::budget::{self, Candidate, Shown};
+use crate::config::Config;
 use crate::description::{catalog_description, catalog_description_utf16};
 use crate::escape;
 use crate::types::{ContentBlock, Message, SkillSummary};
@@ -63,17 +65,23 @@ pub enum CatalogForm {
 /// The catalog for one snapshot: its lines and their digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
-    /// One `` - `name`: description `` line per model-invocable skill, each
-    /// followed by `\n` (the exact text between the markers).
+    /// One `` - `name`: description `` line per listed skill, each followed
+    /// by `\n`, then the coverage line and `\n` under a budget (the exact
+    /// text between the markers).
     pub body: String,
     /// Number of entries.
     pub len: usize,
+    /// Skills the catalog could list: [`Catalog::len`] plus those a budget
+    /// left out. Zero makes a replacement say that no skill is available.
+    pub total: usize,
     /// Digest of the lines joined with `\n`.
     pub digest: CatalogDigest,
     /// With [`CatalogForm::SkillCatalog`], the entries as the source's JSON
     /// array (`[{"name":…,"description":…},…]`, descriptions unescaped);
     /// `None` for the seed's form.
     entries_json: Option<String>,
+    /// Under a budget, the coverage line (docs/spec.md §3.13).
+    coverage: Option<String>,
 }
 
 impl Catalog {
@@ -86,32 +94,48 @@ impl Catalog {
     /// Builds the catalog in `form`: the same lines and digest for the same
     /// entries, whichever form records them.
     pub fn build<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, max_length: usize, form: CatalogForm) -> Self {
-        let mut lines = CatalogLines::default();
-        let mut entries = (form == CatalogForm::SkillCatalog).then(|| String::from("["));
-        for skill in skills.into_iter().filter(|skill| skill.invocation.model_invocable) {
-            let description = match form {
-                CatalogForm::Plugin => catalog_description(&skill.description, max_length),
-                CatalogForm::SkillCatalog => catalog_description_utf16(&skill.description, max_length),
-            };
-            lines.push(&skill.name, &escape::text(&description));
-            if let Some(entries) = &mut entries {
-                if entries.len() > 1 {
-                    entries.push(',');
-                }
-                // In the reference's key order: `name`, then `description`.
-                entries.push_str(r#"{"name":"#);
-                entries.push_str(&json_string(&skill.name));
-                entries.push_str(r#","description":"#);
-                entries.push_str(&json_string(&description));
-                entries.push('}');
+        let listed = skills.into_iter().filter(|skill| skill.invocation.model_invocable);
+        let mut writer = CatalogWriter::new(form);
+        for skill in listed {
+            writer.push(&skill.name, &capped(&skill.description, max_length, form));
+        }
+        writer.finish(None)
+    }
+
+    /// Builds the catalog `config` asks for: [`Catalog::build`] without the
+    /// options of docs/spec.md §3.13; with them, excluded skills left out
+    /// and, under a budget, the entries chosen and cut to fit, followed by
+    /// the coverage line.
+    pub fn for_config<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, config: &Config) -> Self {
+        let max_length = config.catalog_description_max_length;
+        let form = config.catalog_form;
+        if config.catalog_budget.is_none() && config.catalog_exclude.is_empty() {
+            return Self::build(skills, max_length, form);
+        }
+        let eligible =
+            skills.into_iter().filter(|skill| skill.invocation.model_invocable && !config.excludes(&skill.name));
+        let mut writer = CatalogWriter::new(form);
+        let Some(budget) = config.catalog_budget else {
+            for skill in eligible {
+                writer.push(&skill.name, &capped(&skill.description, max_length, form));
+            }
+            return writer.finish(None);
+        };
+        let described: Vec<(&str, String)> =
+            eligible.map(|skill| (skill.name.as_str(), capped(&skill.description, max_length, form))).collect();
+        let candidates: Vec<Candidate<'_>> = described
+            .iter()
+            .map(|(name, description)| Candidate { name, description, pinned: config.pins(name) })
+            .collect();
+        let (shown, coverage) = budget::allocate(&candidates, budget);
+        for ((name, description), shown) in described.iter().zip(shown) {
+            match shown {
+                Shown::Whole => writer.push(name, description),
+                Shown::Cut(width) => writer.push(name, &budget::cut(description, width)),
+                Shown::LeftOut => writer.skip(),
             }
         }
-        let mut catalog = lines.finish();
-        catalog.entries_json = entries.map(|mut entries| {
-            entries.push(']');
-            entries
-        });
-        catalog
+        writer.finish(Some(coverage.line(config.skill_search)))
     }
 
     /// Renders the initial catalog message (first publication in a session).
@@ -123,7 +147,7 @@ impl Catalog {
 
     /// Renders a replacement catalog message (every later publication).
     pub fn replacement_message(&self, user_invocation: bool) -> Message {
-        let (tail, note) = if self.len == 0 {
+        let (tail, note) = if self.total == 0 {
             (REPLACEMENT_TAIL_EMPTY, USER_INVOCATION_EMPTY)
         } else {
             (REPLACEMENT_TAIL_LISTED, USER_INVOCATION_LISTED)
@@ -137,10 +161,77 @@ impl Catalog {
             None => CATALOG_SOURCE.to_owned(),
             Some(entries) => {
                 let update = if update { r#""update":true,"# } else { "" };
-                format!(r#"{{"kind":"{SKILL_CATALOG_KIND}","form":"catalog",{update}"entries":{entries}}}"#)
+                let coverage = match &self.coverage {
+                    Some(line) => format!(r#","coverage":{}"#, json_string(line)),
+                    None => String::new(),
+                };
+                format!(r#"{{"kind":"{SKILL_CATALOG_KIND}","form":"catalog",{update}"entries":{entries}{coverage}}}"#)
             }
         };
         Message { source, content: vec![ContentBlock::Text(text)] }
+    }
+}
+
+/// A description normalised and capped as `form` counts.
+fn capped(raw: &str, max_length: usize, form: CatalogForm) -> String {
+    match form {
+        CatalogForm::Plugin => catalog_description(raw, max_length),
+        CatalogForm::SkillCatalog => catalog_description_utf16(raw, max_length),
+    }
+}
+
+/// Writes a catalog's lines and, in the skill-catalog form, its entries.
+struct CatalogWriter {
+    lines: CatalogLines,
+    entries: Option<String>,
+    left_out: usize,
+}
+
+impl CatalogWriter {
+    fn new(form: CatalogForm) -> Self {
+        Self {
+            lines: CatalogLines::default(),
+            entries: (form == CatalogForm::SkillCatalog).then(|| String::from("[")),
+            left_out: 0,
+        }
+    }
+
+    /// Adds an entry; `description` is normalised and capped, not escaped.
+    fn push(&mut self, name: &str, description: &str) {
+        self.lines.push(name, &escape::text(description));
+        if let Some(entries) = &mut self.entries {
+            if entries.len() > 1 {
+                entries.push(',');
+            }
+            // In the reference's key order: `name`, then `description`.
+            entries.push_str(r#"{"name":"#);
+            entries.push_str(&json_string(name));
+            entries.push_str(r#","description":"#);
+            entries.push_str(&json_string(description));
+            entries.push('}');
+        }
+    }
+
+    /// Counts a skill the budget left out.
+    fn skip(&mut self) {
+        self.left_out += 1;
+    }
+
+    fn finish(self, coverage: Option<String>) -> Catalog {
+        let Self { mut lines, entries, left_out } = self;
+        let len = lines.len;
+        if let Some(line) = &coverage {
+            lines.push_line(line);
+        }
+        let mut catalog = lines.finish();
+        catalog.len = len;
+        catalog.total = len + left_out;
+        catalog.entries_json = entries.map(|mut entries| {
+            entries.push(']');
+            entries
+        });
+        catalog.coverage = coverage;
+        catalog
     }
 }
 
@@ -162,9 +253,22 @@ impl CatalogLines {
         self.len += 1;
     }
 
+    /// A line that is not an entry (the coverage line), already escaped.
+    fn push_line(&mut self, line: &str) {
+        self.body.push_str(line);
+        self.body.push('\n');
+    }
+
     fn finish(self) -> Catalog {
         let joined = self.body.strip_suffix('\n').unwrap_or(&self.body);
-        Catalog { digest: CatalogDigest::of(joined), len: self.len, body: self.body, entries_json: None }
+        Catalog {
+            digest: CatalogDigest::of(joined),
+            len: self.len,
+            total: self.len,
+            body: self.body,
+            entries_json: None,
+            coverage: None,
+        }
     }
 }
 
@@ -219,7 +323,12 @@ fn recognise(message: &Message, want_digest: bool) -> Option<Option<CatalogDiges
             Some(want_digest.then(|| CatalogDigest::of(between.strip_suffix('\n').unwrap_or(between))))
         }
         SourceKind::SkillCatalog(source) => {
-            let lines = entry_lines(&source)?;
+            let mut lines = entry_lines(&source)?;
+            match source.get("coverage") {
+                None => {}
+                Some(Value::String(line)) => lines.push_line(&escape::text(line)),
+                Some(_) => return None,
+            }
             Some(want_digest.then(|| lines.finish().digest))
         }
         SourceKind::Other => None,
@@ -435,6 +544,143 @@ mod tests {
         ] {
             let message = Message { source: source.to_owned(), content: vec![] };
             assert_eq!(published_digest(&message), None, "{source}");
+        }
+    }
+
+    fn budgeted(json: &str) -> Config {
+        Config::parse(json).unwrap()
+    }
+
+    #[test]
+    fn a_budgeted_catalog_cuts_lists_and_says_how_complete_it_is() {
+        let skills = [
+            skill("alpha", "Short.", true),
+            skill("beta", "A much longer description that will not fit whole <here>.", true),
+            skill("gamma", "Another long description that has to be shortened too.", true),
+            skill("hidden", "Never listed.", false),
+        ];
+        // Frames 12 + 11 + 12 = 35; "Short." 6; 20 left: 10 each for beta and gamma.
+        let catalog = Catalog::for_config(&skills, &budgeted(r#"{"catalogBudget":61}"#));
+        assert_eq!(
+            catalog.body,
+            "- `alpha`: Short.\n- `beta`: A much...\n- `gamma`: Another...\nCatalog coverage: 3 of 3 skills listed, 2 with shortened descriptions.\n"
+        );
+        assert_eq!((catalog.len, catalog.total), (3, 3));
+        let text = catalog.initial_message(false);
+        assert!(text.single_text().unwrap().contains("<available_skills>\n- `alpha`: Short.\n"));
+        assert!(text.single_text().unwrap().contains("shortened descriptions.\n</available_skills>\n\nIf the user"));
+        // The digest covers the coverage line: what is shown.
+        assert_eq!(published_digest(&text), Some(catalog.digest));
+        assert_ne!(catalog.digest, Catalog::for_config(&skills, &budgeted(r#"{"catalogBudget":63}"#)).digest);
+
+        // Below the names: the last in name order go first, pinned ones last.
+        // gamma whole is 66 characters; alpha's shortest line (15) fits in
+        // the 18 left, beta's (14) not in the 3 after it, which alpha's
+        // description takes.
+        let config = budgeted(r#"{"catalogBudget":84,"catalogPinned":["gamma"],"skillSearch":true}"#);
+        let catalog = Catalog::for_config(&skills, &config);
+        assert_eq!(
+            catalog.body,
+            "- `alpha`: Short.\n- `gamma`: Another long description that has to be shortened too.\nCatalog coverage: 2 of 3 skills listed; 1 left out, still loaded by exact name or found with the `skill` tool's `query`.\n"
+        );
+        assert_eq!((catalog.len, catalog.total), (2, 3));
+        // Not even one name: nothing listed, and the message still lists the tail for skills.
+        let catalog = Catalog::for_config(&skills, &budgeted(r#"{"catalogBudget":5}"#));
+        assert_eq!(catalog.body, "Catalog coverage: 0 of 3 skills listed; 3 left out, still loaded by exact name.\n");
+        assert_eq!((catalog.len, catalog.total), (0, 3));
+        assert!(
+            catalog.replacement_message(false).single_text().unwrap().contains("Use only names in this replacement")
+        );
+    }
+
+    #[test]
+    fn excluded_skills_are_left_out_before_the_budget_and_not_counted() {
+        let skills = [skill("deploy-prod", "Ship.", true), skill("draft-a", "Draft.", true), skill("z", "Z.", true)];
+        let catalog = Catalog::for_config(&skills, &budgeted(r#"{"catalogExclude":["draft-*","z"]}"#));
+        assert_eq!(catalog.body, "- `deploy-prod`: Ship.\n");
+        let catalog = Catalog::for_config(&skills, &budgeted(r#"{"catalogExclude":["draft-*"],"catalogBudget":1000}"#));
+        assert_eq!(catalog.body, "- `deploy-prod`: Ship.\n- `z`: Z.\nCatalog coverage: 2 of 2 skills listed.\n");
+    }
+
+    #[test]
+    fn without_the_new_keys_the_catalog_is_the_references() {
+        let skills = [skill("a", "One <b>.", true), skill("b", "Two.", false)];
+        assert_eq!(Catalog::for_config(&skills, &Config::default()), Catalog::from_skills(&skills, 500));
+    }
+
+    #[test]
+    fn the_skill_catalog_form_records_the_coverage_line_in_its_source() {
+        let skills = [skill("a", "One.", true), skill("b", "Two.", true)];
+        let config = budgeted(r#"{"catalogBudget":100,"catalogSource":"skill-catalog"}"#);
+        let catalog = Catalog::for_config(&skills, &config);
+        let message = catalog.initial_message(false);
+        assert_eq!(
+            message.source,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"One."},{"name":"b","description":"Two."}],"coverage":"Catalog coverage: 2 of 2 skills listed."}"#
+        );
+        assert_eq!(published_digest(&message), Some(catalog.digest));
+    }
+
+    mod budget_properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn skills() -> impl Strategy<Value = Vec<SkillSummary>> {
+            let description = prop::string::string_regex("[a-z <>&😀é\t]{0,80}").unwrap();
+            prop::collection::btree_map("[a-z]{1,12}(-[a-z0-9]{1,6})?", (description, prop::bool::weighted(0.9)), 0..40)
+                .prop_map(|skills| {
+                    skills
+                        .into_iter()
+                        .map(|(name, (description, invocable))| skill(&name, &description, invocable))
+                        .collect()
+                })
+        }
+
+        proptest! {
+            #[test]
+            fn a_budgeted_catalog_never_exceeds_its_budget_and_lists_every_pinned_skill_that_fits(
+                skills in skills(),
+                budget in 1usize..3000,
+                max_length in 3usize..120,
+                pin_mask in any::<u64>(),
+            ) {
+                let pinned: Vec<String> = skills.iter().enumerate()
+                    .filter(|(index, skill)| skill.invocation.model_invocable && pin_mask >> (index % 64) & 1 == 1 && index % 3 == 0)
+                    .map(|(_, skill)| skill.name.clone())
+                    .collect();
+                let config = Config {
+                    catalog_budget: Some(budget),
+                    catalog_description_max_length: max_length,
+                    catalog_pinned: pinned.clone(),
+                    ..Config::default()
+                };
+                let catalog = Catalog::for_config(&skills, &config);
+                let lines: Vec<&str> = catalog.body.lines().collect();
+                let (coverage, entries) = lines.split_last().expect("a coverage line");
+                prop_assert!(coverage.starts_with("Catalog coverage: "));
+                let used: usize = entries.iter().map(|line| line.chars().count() + 1).sum();
+                prop_assert!(used <= budget, "{used} > {budget}");
+                prop_assert_eq!(entries.len(), catalog.len);
+                let whole_line = |name: &str| {
+                    let skill = skills.iter().find(|skill| skill.name == name).unwrap();
+                    format!("- `{name}`: {}", escape::text(&catalog_description(&skill.description, max_length)))
+                };
+                let pinned_cost: usize = pinned.iter().map(|name| whole_line(name).chars().count() + 1).sum();
+                if pinned_cost <= budget {
+                    for name in &pinned {
+                        prop_assert!(entries.contains(&whole_line(name).as_str()), "{name} missing whole");
+                    }
+                }
+                // Every entry is its skill's whole line or a cut of it.
+                for entry in entries {
+                    let name = &entry[3..entry.find("`: ").unwrap()];
+                    let whole = whole_line(name);
+                    prop_assert!(*entry == whole || entry.ends_with("..."), "{entry}");
+                }
+                // The same winners give the same bytes.
+                prop_assert_eq!(Catalog::for_config(&skills, &config), catalog);
+            }
         }
     }
 }

@@ -22,11 +22,40 @@ pub const BODY_MAX_LENGTH_ERROR: &str =
 /// The exact error for a bad `catalogSource` (docs/spec.md §3.1).
 pub const CATALOG_SOURCE_ERROR: &str = r#"tool-skill: catalogSource must be "plugin" or "skill-catalog""#;
 
+/// The exact error for a bad `catalogBudget` (docs/spec.md §3.13).
+pub const BUDGET_ERROR: &str = "tool-skill: catalogBudget must be an integer greater than or equal to 1";
+
+/// The most names `catalogPinned` or patterns `catalogExclude` may hold.
+pub const MAX_LISTED_NAMES: usize = 1024;
+
+/// The exact error for a bad `catalogPinned` (docs/spec.md §3.13).
+pub const PINNED_ERROR: &str = "tool-skill: catalogPinned must be an array of at most 1024 skill names";
+
+/// The exact error for a bad `catalogExclude` (docs/spec.md §3.13).
+pub const EXCLUDE_ERROR: &str = r#"tool-skill: catalogExclude must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#;
+
+/// The exact error for a bad `catalogUpdates` (docs/spec.md §3.13).
+pub const UPDATES_ERROR: &str = r#"tool-skill: catalogUpdates must be "full" or "delta""#;
+
+/// The exact error for delta updates in DeepSeek Harness's catalog form.
+pub const DELTA_FORM_ERROR: &str = r#"tool-skill: catalogUpdates "delta" needs catalogSource "plugin""#;
+
 /// The configuration keys, as the unknown-key error lists them.
-const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource";
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogPinned, catalogExclude, catalogUpdates, skillSearch";
+
+/// How a catalog change reaches the model (`catalogUpdates`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CatalogUpdates {
+    /// Every change publishes the complete catalog (the reference's way).
+    #[default]
+    Full,
+    /// After a complete catalog, a change publishes only what changed
+    /// (docs/spec.md §3.13).
+    Delta,
+}
 
 /// The plugin's validated configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Cap on a normalised catalog description, in characters (≥ 3).
     pub catalog_description_max_length: usize,
@@ -43,6 +72,16 @@ pub struct Config {
     /// How catalogs record what they published: the seed's source (the
     /// default) or DeepSeek Harness 0.1.0-rc.8's `skill-catalog` entries.
     pub catalog_form: CatalogForm,
+    /// Opt-in: the most characters the catalog's entry lines take together.
+    pub catalog_budget: Option<usize>,
+    /// Skills listed first under a budget, never shortened (sorted, unique).
+    pub catalog_pinned: Vec<String>,
+    /// Names and patterns of skills the catalog leaves out.
+    pub catalog_exclude: Vec<String>,
+    /// How catalog changes are published.
+    pub catalog_updates: CatalogUpdates,
+    /// Opt-in: the tool also takes a `query` and returns matching skills.
+    pub skill_search: bool,
 }
 
 impl Default for Config {
@@ -59,7 +98,22 @@ impl Config {
         loaded_skills: false,
         skill_body_max_length: None,
         catalog_form: CatalogForm::Plugin,
+        catalog_budget: None,
+        catalog_pinned: Vec::new(),
+        catalog_exclude: Vec::new(),
+        catalog_updates: CatalogUpdates::Full,
+        skill_search: false,
     };
+
+    /// Whether `catalogExclude` leaves the skill `name` out of the catalog.
+    pub fn excludes(&self, name: &str) -> bool {
+        self.catalog_exclude.iter().any(|pattern| skill_rules::matches_skill_pattern(pattern, name))
+    }
+
+    /// Whether `catalogPinned` names the skill `name`.
+    pub fn pins(&self, name: &str) -> bool {
+        self.catalog_pinned.binary_search_by(|pinned| pinned.as_str().cmp(name)).is_ok()
+    }
 
     /// Parses and validates configuration JSON. An empty text means defaults.
     pub fn parse(json: &str) -> Result<Self, String> {
@@ -103,6 +157,33 @@ impl Config {
                     Value::String(form) if form == "skill-catalog" => config.catalog_form = CatalogForm::SkillCatalog,
                     _ => return Err(CATALOG_SOURCE_ERROR.to_owned()),
                 },
+                "catalogBudget" => {
+                    if !value.is_null() {
+                        config.catalog_budget =
+                            Some(integer_at_least(value, 1).ok_or_else(|| BUDGET_ERROR.to_owned())?);
+                    }
+                }
+                "catalogPinned" => {
+                    let names = strings(value, skill_rules::is_skill_name).ok_or_else(|| PINNED_ERROR.to_owned())?;
+                    config.catalog_pinned = names;
+                    config.catalog_pinned.sort_unstable();
+                    config.catalog_pinned.dedup();
+                }
+                "catalogExclude" => {
+                    config.catalog_exclude =
+                        strings(value, skill_rules::is_skill_pattern).ok_or_else(|| EXCLUDE_ERROR.to_owned())?;
+                }
+                "catalogUpdates" => match value {
+                    Value::Null => {}
+                    Value::String(updates) if updates == "full" => config.catalog_updates = CatalogUpdates::Full,
+                    Value::String(updates) if updates == "delta" => config.catalog_updates = CatalogUpdates::Delta,
+                    _ => return Err(UPDATES_ERROR.to_owned()),
+                },
+                "skillSearch" => match value {
+                    Value::Null => {}
+                    Value::Bool(enabled) => config.skill_search = *enabled,
+                    _ => return Err("tool-skill: skillSearch must be a boolean".to_owned()),
+                },
                 other => {
                     return Err(format!(
                         "tool-skill: unknown configuration key \"{other}\" (known keys: {KNOWN_KEYS})"
@@ -110,7 +191,22 @@ impl Config {
                 }
             }
         }
+        if config.catalog_updates == CatalogUpdates::Delta && config.catalog_form != CatalogForm::Plugin {
+            return Err(DELTA_FORM_ERROR.to_owned());
+        }
         Ok(config)
+    }
+}
+
+/// `null` (none) or an array of at most [`MAX_LISTED_NAMES`] strings that
+/// each pass `valid`.
+fn strings(value: &Value, valid: fn(&str) -> bool) -> Option<Vec<String>> {
+    match value {
+        Value::Null => Some(Vec::new()),
+        Value::Array(items) if items.len() <= MAX_LISTED_NAMES => {
+            items.iter().map(|item| item.as_str().filter(|text| valid(text)).map(str::to_owned)).collect()
+        }
+        _ => None,
     }
 }
 
@@ -177,7 +273,7 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogPinned, catalogExclude, catalogUpdates, skillSearch)".to_owned())
         );
     }
 
@@ -218,6 +314,55 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_catalog_keys_are_off_by_default_and_checked_with_exact_errors() {
+        let defaults = Config::parse("{}").unwrap();
+        assert_eq!(
+            (defaults.catalog_budget, defaults.catalog_updates, defaults.skill_search),
+            (None, CatalogUpdates::Full, false)
+        );
+        assert!(defaults.catalog_pinned.is_empty() && defaults.catalog_exclude.is_empty());
+        let on = Config::parse(
+            r#"{"catalogBudget":4000,"catalogPinned":["b","a","b"],"catalogExclude":["draft-*","x?"],"catalogUpdates":"delta","skillSearch":true}"#,
+        )
+        .unwrap();
+        assert_eq!(on.catalog_budget, Some(4000));
+        assert_eq!(on.catalog_pinned, ["a", "b"]);
+        assert!(on.pins("a") && !on.pins("c"));
+        assert!(on.excludes("draft-notes") && on.excludes("xy") && !on.excludes("draft") && !on.excludes("xyz"));
+        assert_eq!((on.catalog_updates, on.skill_search), (CatalogUpdates::Delta, true));
+        let refused = |json: &str| Config::parse(json).unwrap_err();
+        for bad in ["0", "-1", "1.5", "\"100\"", "true"] {
+            assert_eq!(
+                refused(&format!(r#"{{"catalogBudget":{bad}}}"#)),
+                "tool-skill: catalogBudget must be an integer greater than or equal to 1"
+            );
+        }
+        for bad in [r#""a""#, r#"["A"]"#, r#"["a*"]"#, "[1]", "{}"] {
+            assert_eq!(
+                refused(&format!(r#"{{"catalogPinned":{bad}}}"#)),
+                "tool-skill: catalogPinned must be an array of at most 1024 skill names"
+            );
+        }
+        let too_many = format!(r#"{{"catalogExclude":[{}]}}"#, vec![r#""a""#; 1025].join(","));
+        for bad in [r#""a""#, r#"["a/b"]"#, r#"[""]"#, r#"["Draft-*"]"#, too_many.as_str()] {
+            let json = if bad.starts_with('{') { bad.to_owned() } else { format!(r#"{{"catalogExclude":{bad}}}"#) };
+            assert_eq!(
+                refused(&json),
+                r#"tool-skill: catalogExclude must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#
+            );
+        }
+        assert_eq!(
+            refused(r#"{"catalogUpdates":"deltas"}"#),
+            r#"tool-skill: catalogUpdates must be "full" or "delta""#
+        );
+        assert_eq!(refused(r#"{"skillSearch":"yes"}"#), "tool-skill: skillSearch must be a boolean");
+        assert_eq!(
+            refused(r#"{"catalogUpdates":"delta","catalogSource":"skill-catalog"}"#),
+            r#"tool-skill: catalogUpdates "delta" needs catalogSource "plugin""#
+        );
     }
 
     #[test]

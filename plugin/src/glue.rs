@@ -72,7 +72,7 @@ impl Guest for Exports {
     }
 
     fn invoke(arguments: String) -> Result<api::ToolSuccess, String> {
-        let config = STATE.with(|state| state.borrow().config);
+        let config = STATE.with(|state| state.borrow().config.clone());
         let (result, loaded) =
             crate::tool::invoke_with(&config, &HostRegistry, &arguments).map_err(|error| error.model_text())?;
         let text = crate::tool::render(&result);

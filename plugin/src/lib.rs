@@ -17,6 +17,7 @@
 //! assert!(text.starts_with("<skill_content name=\"a-skill\">\n<skill_resources>\n"));
 //! ```
 
+pub mod budget;
 pub mod catalog;
 pub mod config;
 pub mod description;

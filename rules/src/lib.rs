@@ -51,6 +51,60 @@ pub const MAX_PLUGIN_ADDED_MESSAGES: usize = 1 + MAX_SKILL_NOTICES + 1 + MAX_INV
 /// JSON (docs/spec.md §3.10).
 pub const INVOCATION_NOTE_SOURCE: &str = r#"{"kind":"skill-invocation","form":"not-loaded"}"#;
 
+/// The `form` of a catalog update's source (with `catalogUpdates: "delta"`,
+/// docs/spec.md §3.13): `{"kind":"plugin","plugin":"dsh-tool-skill",
+/// "form":"catalog-update","removed":[names]}`. An update changes the
+/// catalog published before it: its entries add or replace entries of the
+/// same names, and `removed` lists the names that left.
+pub const CATALOG_UPDATE_FORM: &str = "catalog-update";
+
+/// With `skillSearch` on (docs/spec.md §3.14): the most skills one `query`
+/// returns. Hosts refuse a longer list.
+pub const MAX_SEARCH_MATCHES: usize = 5;
+
+/// The longest `catalogExclude` pattern (docs/spec.md §3.13).
+pub const MAX_PATTERN_LENGTH: usize = 128;
+
+/// A `catalogExclude` pattern (docs/spec.md §3.13): 1 to
+/// [`MAX_PATTERN_LENGTH`] characters, each a lower-case ASCII letter, a
+/// digit, `-`, `*` (any run of characters) or `?` (any one character).
+pub fn is_skill_pattern(pattern: &str) -> bool {
+    (1..=MAX_PATTERN_LENGTH).contains(&pattern.len())
+        && pattern.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'*' | b'?'))
+}
+
+/// Whether `name` matches a `catalogExclude` pattern: `*` matches any run of
+/// characters (the empty one too), `?` exactly one, anything else itself.
+/// Linear in the lengths times the stars, never exponential.
+pub fn matches_skill_pattern(pattern: &str, name: &str) -> bool {
+    let (pattern, name) = (pattern.as_bytes(), name.as_bytes());
+    let (mut p, mut n) = (0, 0);
+    // Where the last `*` was, and the name position it currently absorbs up to.
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                // Let the last star absorb one more character and retry.
+                Some((star_p, star_n)) => {
+                    star = Some((star_p, star_n + 1));
+                    p = star_p + 1;
+                    n = star_n + 1;
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
 /// The file that makes a folder a skill bundle (docs/spec.md §4.2).
 pub const SKILL_FILE: &str = "SKILL.md";
 
@@ -174,6 +228,29 @@ mod tests {
         assert_eq!(MAX_SKILL_NOTICES, 8);
         assert_eq!(MAX_PLUGIN_ADDED_MESSAGES, 27);
         assert_eq!(INVOCATION_NOTE_SOURCE, r#"{"kind":"skill-invocation","form":"not-loaded"}"#);
+    }
+
+    #[test]
+    fn patterns_match_by_star_and_question_mark() {
+        for (pattern, name) in [
+            ("deploy-*", "deploy-production"),
+            ("deploy-*", "deploy-"),
+            ("*", "a"),
+            ("*-draft", "release-notes-draft"),
+            ("a?c", "abc"),
+            ("*a*b*", "xxaxxbxx"),
+            ("review-pr", "review-pr"),
+        ] {
+            assert!(matches_skill_pattern(pattern, name), "{pattern} {name}");
+        }
+        for (pattern, name) in [("deploy-*", "deploy"), ("a?c", "ac"), ("review-pr", "review-prs"), ("*-x", "a-xy")] {
+            assert!(!matches_skill_pattern(pattern, name), "{pattern} {name}");
+        }
+        assert!(is_skill_pattern("deploy-*") && is_skill_pattern("?"));
+        for pattern in ["", "Deploy", "a/b", "a b", "é"] {
+            assert!(!is_skill_pattern(pattern), "{pattern}");
+        }
+        assert!(!is_skill_pattern(&"a".repeat(MAX_PATTERN_LENGTH + 1)));
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub(super) fn project_catalog(
         return Ok((messages, projection));
     }
     // 10. Nothing was ever published and nothing is listed: no tombstone needed.
-    if !history.published && catalog.len == 0 {
+    if !history.published && catalog.total == 0 {
         remove(&mut messages, existing);
         return Ok((messages, projection));
     }
@@ -119,8 +119,7 @@ fn snapshot_catalog(
         Ok(SnapshotAnswer::Changed(snapshot)) if !snapshot.complete => None,
         // 5. Entries and digest of the model-invocable skills.
         Ok(SnapshotAnswer::Changed(snapshot)) => {
-            let catalog =
-                Rc::new(Catalog::build(&snapshot.skills, config.catalog_description_max_length, config.catalog_form));
+            let catalog = Rc::new(Catalog::for_config(&snapshot.skills, config));
             memory.remember_catalog(snapshot.revision, Rc::clone(&catalog));
             if config.loaded_skills {
                 memory.remember_versions(snapshot.revision, Rc::new(crate::loaded::versions_of(&snapshot.skills)));
