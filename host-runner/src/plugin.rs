@@ -523,8 +523,9 @@ fn notice(source: &Value) -> Option<Notice> {
 
 /// The source of a catalog in DeepSeek Harness 0.1.0-rc.8's form (with
 /// `catalogSource: "skill-catalog"`, docs/spec.md §3.1): exactly `kind`,
-/// `form`, `entries` and an optional `"update": true`, each entry exactly a
-/// skill `name` and a string `description`.
+/// `form`, `entries`, an optional `"update": true` and, under a budget, a
+/// string `coverage` (§3.13), each entry exactly a skill `name` and a
+/// string `description`.
 fn is_skill_catalog_source(source: &Value) -> bool {
     let Some(fields) = source.as_object() else { return false };
     let update = match fields.get("update") {
@@ -532,8 +533,13 @@ fn is_skill_catalog_source(source: &Value) -> bool {
         Some(Value::Bool(true)) => 1,
         Some(_) => return false,
     };
+    let coverage = match fields.get("coverage") {
+        None => 0,
+        Some(Value::String(_)) => 1,
+        Some(_) => return false,
+    };
     let entries = fields.get("entries").and_then(Value::as_array);
-    fields.len() == 3 + update
+    fields.len() == 3 + update + coverage
         && fields.get("kind").and_then(Value::as_str) == Some("skill-catalog")
         && fields.get("form").and_then(Value::as_str) == Some("catalog")
         && entries.is_some_and(|entries| {
@@ -547,6 +553,20 @@ fn is_skill_catalog_source(source: &Value) -> bool {
         })
 }
 
+/// The source of a catalog update (with `catalogUpdates: "delta"`,
+/// docs/spec.md §3.13): exactly the catalog source's `kind` and `plugin`,
+/// `"form": "catalog-update"` and `removed`, distinct skill names.
+fn is_catalog_update_source(source: &Value) -> bool {
+    let Some(fields) = source.as_object() else { return false };
+    let Some(removed) = fields.get("removed").and_then(Value::as_array) else { return false };
+    let mut seen = std::collections::HashSet::with_capacity(removed.len());
+    fields.len() == 4
+        && fields.get("kind") == CATALOG_SOURCE.get("kind")
+        && fields.get("plugin") == CATALOG_SOURCE.get("plugin")
+        && fields.get("form").and_then(Value::as_str) == Some(skill_rules::CATALOG_UPDATE_FORM)
+        && removed.iter().all(|name| name.as_str().is_some_and(|name| is_skill_name(name) && seen.insert(name)))
+}
+
 /// A body digest a plugin may hand back: up to [`MAX_DIGEST_BYTES`] of printable ASCII.
 fn is_digest(digest: &str) -> bool {
     digest.len() <= MAX_DIGEST_BYTES && digest.bytes().all(|byte| byte.is_ascii_graphic())
@@ -558,7 +578,7 @@ fn added_message(message: &wit::Message) -> Result<Added, String> {
     let [wit::ContentBlock::Text(text)] = message.content.as_slice() else {
         return Err("an added message must be exactly one text block".to_owned());
     };
-    if source == *CATALOG_SOURCE || is_skill_catalog_source(&source) {
+    if source == *CATALOG_SOURCE || is_skill_catalog_source(&source) || is_catalog_update_source(&source) {
         return Ok(Added::Catalog(message::user_message(source, text)));
     }
     if source == *INVOCATION_NOTE_SOURCE {
@@ -679,7 +699,8 @@ mod tests {
     fn a_catalog_in_the_skill_catalog_form_is_accepted_only_in_its_exact_shape_and_once() {
         let initial = r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"One."}]}"#;
         let update = r#"{"entries":[],"update":true,"form":"catalog","kind":"skill-catalog"}"#;
-        for source in [initial, update] {
+        let budgeted = r#"{"kind":"skill-catalog","form":"catalog","entries":[],"coverage":"Catalog coverage: 0 of 0 skills listed."}"#;
+        for source in [initial, update, budgeted] {
             let Ok(Decision::Enter(messages)) = apply(&[], vec![added(source, &["catalog"])]) else { panic!() };
             assert_eq!(messages[0]["source"], serde_json::from_str::<Value>(source).unwrap());
         }
@@ -696,6 +717,36 @@ mod tests {
             r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":1}]}"#,
             r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"x","more":1}]}"#,
             r#"{"kind":"skill-catalog","form":"catalog","entries":{}}"#,
+            r#"{"kind":"skill-catalog","form":"catalog","entries":[],"coverage":1}"#,
+        ] {
+            let source: Value = serde_json::from_str(bad).unwrap();
+            assert_eq!(
+                refusal(apply(&[], vec![added(bad, &["text"])])),
+                format!(
+                    "an added message has source {source}; the plugin may only write {} or a skill invocation",
+                    *CATALOG_SOURCE
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_catalog_update_is_accepted_only_in_its_exact_shape_and_as_the_one_catalog() {
+        let update = r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":["a","b"]}"#;
+        let Ok(Decision::Enter(messages)) = apply(&[], vec![added(update, &["update"])]) else { panic!() };
+        assert_eq!(messages[0]["source"], serde_json::from_str::<Value>(update).unwrap());
+        assert_eq!(
+            refusal(apply(&[], vec![added(update, &["u"]), added(&CATALOG_SOURCE.to_string(), &["c"])])),
+            "more than one catalog was added"
+        );
+        for bad in [
+            r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update"}"#,
+            r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":["a","a"]}"#,
+            r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":["A"]}"#,
+            r#"{"kind":"plugin","plugin":"other","form":"catalog-update","removed":[]}"#,
+            r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog","removed":[]}"#,
+            r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":[],"x":1}"#,
         ] {
             let source: Value = serde_json::from_str(bad).unwrap();
             assert_eq!(

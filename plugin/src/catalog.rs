@@ -1,10 +1,14 @@
 //! The catalog: entry lines, digest, the two message templates (docs/spec.md §3.5,
 //! §3.6) and recognition of published catalogs of both generations (§3.7).
 
+use std::cell::OnceCell;
+use std::rc::Rc;
+
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use crate::budget::{self, Candidate, Shown};
+use crate::catalog_update::ShownCatalog;
 use crate::config::Config;
 use crate::description::{catalog_description, catalog_description_utf16};
 use crate::escape;
@@ -63,7 +67,7 @@ pub enum CatalogForm {
 }
 
 /// The catalog for one snapshot: its lines and their digest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Catalog {
     /// One `` - `name`: description `` line per listed skill, each followed
     /// by `\n`, then the coverage line and `\n` under a budget (the exact
@@ -82,7 +86,18 @@ pub struct Catalog {
     entries_json: Option<String>,
     /// Under a budget, the coverage line (docs/spec.md §3.13).
     coverage: Option<String>,
+    /// Its lines read back by name, once asked for (delta updates).
+    shown: OnceCell<Rc<ShownCatalog>>,
 }
+
+impl PartialEq for Catalog {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.body, self.len, self.total, self.digest, &self.entries_json, &self.coverage)
+            == (&other.body, other.len, other.total, other.digest, &other.entries_json, &other.coverage)
+    }
+}
+
+impl Eq for Catalog {}
 
 impl Catalog {
     /// Builds the catalog from the registry's winners (already sorted by
@@ -136,6 +151,11 @@ impl Catalog {
             }
         }
         writer.finish(Some(coverage.line(config.skill_search)))
+    }
+
+    /// What the catalog shows, by name (read once).
+    pub fn shown(&self) -> Rc<ShownCatalog> {
+        Rc::clone(self.shown.get_or_init(|| Rc::new(ShownCatalog::of(self))))
     }
 
     /// Renders the initial catalog message (first publication in a session).
@@ -268,6 +288,7 @@ impl CatalogLines {
             body: self.body,
             entries_json: None,
             coverage: None,
+            shown: OnceCell::new(),
         }
     }
 }
@@ -284,6 +305,9 @@ pub enum SourceKind {
     OwnPlugin,
     /// `{"kind":"skill-catalog",…}`: the later generation, carrying entries.
     SkillCatalog(Value),
+    /// `{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update",…}`:
+    /// an update of the catalog before it (docs/spec.md §3.13).
+    OwnUpdate,
     /// Anything else.
     Other,
 }
@@ -298,10 +322,34 @@ pub fn source_kind(source_json: &str) -> SourceKind {
         return SourceKind::Other;
     };
     match source.get("kind").and_then(Value::as_str) {
-        Some("plugin") if source.get("plugin").and_then(Value::as_str) == Some(PLUGIN_NAME) => SourceKind::OwnPlugin,
+        Some("plugin") if source.get("plugin").and_then(Value::as_str) == Some(PLUGIN_NAME) => {
+            match source.get("form").and_then(Value::as_str) {
+                Some(crate::catalog_update::CATALOG_UPDATE_FORM) => SourceKind::OwnUpdate,
+                _ => SourceKind::OwnPlugin,
+            }
+        }
         Some(SKILL_CATALOG_KIND) => SourceKind::SkillCatalog(Value::Object(source)),
         _ => SourceKind::Other,
     }
+}
+
+/// What a message of the session is to the history scan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Published {
+    /// A complete catalog with this digest.
+    Catalog(CatalogDigest),
+    /// An update of the catalog before it (docs/spec.md §3.13).
+    Update,
+}
+
+/// What `message` is to the history scan; `None` when it is neither a
+/// published catalog nor an update. An update is recognised by its source
+/// alone here; it is read when the catalog it updates is.
+pub fn published(message: &Message) -> Option<Published> {
+    if source_kind(&message.source) == SourceKind::OwnUpdate {
+        return Some(Published::Update);
+    }
+    published_digest(message).map(Published::Catalog)
 }
 
 /// Whether `message` is a published catalog (docs/spec.md §3.7), cheaply: no digest.
@@ -331,12 +379,17 @@ fn recognise(message: &Message, want_digest: bool) -> Option<Option<CatalogDiges
             }
             Some(want_digest.then(|| lines.finish().digest))
         }
-        SourceKind::Other => None,
+        SourceKind::OwnUpdate | SourceKind::Other => None,
     }
 }
 
+/// Whether `message` is a published catalog or an update of one.
+pub fn is_catalog_or_update(message: &Message) -> bool {
+    is_catalog(message) || source_kind(&message.source) == SourceKind::OwnUpdate
+}
+
 /// The text between `<available_skills>\n` and the next `</available_skills>`.
-fn text_between_markers(text: &str) -> Option<&str> {
+pub(crate) fn text_between_markers(text: &str) -> Option<&str> {
     let start = text.find(OPEN_MARKER)? + OPEN_MARKER.len();
     let length = text[start..].find(CLOSE_MARKER)?;
     Some(&text[start..start + length])

@@ -19,6 +19,7 @@
 
 pub mod budget;
 pub mod catalog;
+pub mod catalog_update;
 pub mod config;
 pub mod description;
 pub mod escape;

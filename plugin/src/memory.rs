@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
-use crate::catalog::{Catalog, CatalogDigest};
+use crate::catalog::{Catalog, Published};
+use crate::catalog_update::ShownCatalog;
 use crate::loaded::{Event, LoadedHistory, Versions};
 use crate::pre_step::CatalogHistory;
 
@@ -26,6 +27,8 @@ use crate::pre_step::CatalogHistory;
 const CATALOGS: usize = 16;
 /// How many message digests are kept before starting over.
 const DIGESTS: usize = 1 << 16;
+/// How many effective catalogs are kept before starting over.
+const SHOWN: usize = 16;
 /// How many sessions' history conclusions are kept before starting over.
 const HISTORIES: usize = 256;
 
@@ -74,7 +77,10 @@ pub struct SteadyStep {
 pub struct Memory {
     /// In the order they were remembered, oldest first.
     catalogs: Vec<(u64, Rc<Catalog>)>,
-    digests: IntegerMap<(u64, u64), Option<CatalogDigest>>,
+    digests: IntegerMap<(u64, u64), Option<Published>>,
+    /// With updates in a session: what the model sees of a complete catalog
+    /// and the updates up to a seq, by session, catalog seq and newest seq.
+    shown: IntegerMap<(u64, u64, u64), Rc<ShownCatalog>>,
     histories: IntegerMap<u64, (u64, CatalogHistory)>,
     /// The last step found already showing the current catalog.
     steady: Option<SteadyStep>,
@@ -104,6 +110,7 @@ impl Memory {
         Self {
             catalogs: Vec::new(),
             digests: HashMap::with_hasher(BuildHasherDefault::new()),
+            shown: HashMap::with_hasher(BuildHasherDefault::new()),
             histories: HashMap::with_hasher(BuildHasherDefault::new()),
             steady: None,
             versions: Vec::new(),
@@ -145,14 +152,27 @@ impl Memory {
         self.steady = Some(step);
     }
 
-    /// The digest remembered for a session message: `Some(None)` means "known not a catalog".
-    pub fn digest(&self, session: u64, seq: u64) -> Option<Option<CatalogDigest>> {
+    /// What a session message was read as: `Some(None)` means "known not a catalog".
+    pub fn published(&self, session: u64, seq: u64) -> Option<Option<Published>> {
         self.digests.get(&(session, seq)).copied()
+    }
+
+    /// What the model sees of the catalog at `base` with the updates up to `newest`.
+    pub fn shown(&self, session: u64, base: u64, newest: u64) -> Option<Rc<ShownCatalog>> {
+        self.shown.get(&(session, base, newest)).cloned()
+    }
+
+    /// Remembers what the model sees of a catalog and its updates.
+    pub fn remember_shown(&mut self, session: u64, base: u64, newest: u64, shown: Rc<ShownCatalog>) {
+        if self.shown.len() >= SHOWN {
+            self.shown.clear();
+        }
+        self.shown.insert((session, base, newest), shown);
     }
 
     /// The history conclusion for `session` made at `version`, if remembered.
     pub fn history(&self, session: u64, version: u64) -> Option<CatalogHistory> {
-        self.histories.get(&session).filter(|(held, _)| *held == version).map(|(_, history)| *history)
+        self.histories.get(&session).filter(|(held, _)| *held == version).map(|(_, history)| history.clone())
     }
 
     /// Remembers a history conclusion for `session` at `version`.
@@ -204,10 +224,10 @@ impl Memory {
     }
 
     /// Remembers what a session message is.
-    pub fn remember_digest(&mut self, session: u64, seq: u64, digest: Option<CatalogDigest>) {
+    pub fn remember_published(&mut self, session: u64, seq: u64, published: Option<Published>) {
         if self.digests.len() >= DIGESTS {
             self.digests.clear();
         }
-        self.digests.insert((session, seq), digest);
+        self.digests.insert((session, seq), published);
     }
 }

@@ -343,7 +343,9 @@ function addedMessage(message, invalid) {
   const text = message.content[0].val;
   const keys = isObject(source) ? Object.keys(source) : [];
   const seedCatalog = keys.length === 2 && source.kind === CATALOG_SOURCE.kind && source.plugin === CATALOG_SOURCE.plugin;
-  if (seedCatalog || isSkillCatalogSource(source)) return { catalog: true, data: userMessage(source, text) };
+  if (seedCatalog || isSkillCatalogSource(source) || isCatalogUpdateSource(source)) {
+    return { catalog: true, data: userMessage(source, text) };
+  }
   const note = INVOCATION_NOTE_SOURCE;
   if (keys.length === 2 && source.kind === note.kind && source.form === note.form) {
     return { note: true, data: userMessage(source, text) };
@@ -370,16 +372,18 @@ function addedMessage(message, invalid) {
 
 /**
  * A catalog source in DeepSeek Harness 0.1.0-rc.8's form (`catalogSource:
- * "skill-catalog"`, docs/spec.md §8.5): exactly `kind`, `form`, `entries`
- * and an optional `update: true`, each entry exactly a skill `name` and a
- * string `description`.
+ * "skill-catalog"`, docs/spec.md §8.5): exactly `kind`, `form`, `entries`,
+ * an optional `update: true` and, under a budget, a string `coverage`
+ * (§3.13), each entry exactly a skill `name` and a string `description`.
  */
 export function isSkillCatalogSource(source) {
   if (!isObject(source)) return false;
   const update = Object.hasOwn(source, 'update');
   if (update && source.update !== true) return false;
+  const coverage = Object.hasOwn(source, 'coverage');
+  if (coverage && typeof source.coverage !== 'string') return false;
   return (
-    Object.keys(source).length === 3 + (update ? 1 : 0) &&
+    Object.keys(source).length === 3 + (update ? 1 : 0) + (coverage ? 1 : 0) &&
     source.kind === 'skill-catalog' &&
     source.form === 'catalog' &&
     Array.isArray(source.entries) &&
@@ -390,6 +394,27 @@ export function isSkillCatalogSource(source) {
         isSkillName(entry.name) &&
         typeof entry.description === 'string',
     )
+  );
+}
+
+/** The `form` of a catalog update's source (docs/spec.md §3.13). */
+export const CATALOG_UPDATE_FORM = 'catalog-update';
+
+/**
+ * A catalog update's source (`catalogUpdates: "delta"`, docs/spec.md
+ * §3.13): exactly the catalog source's `kind` and `plugin`, `form:
+ * "catalog-update"` and `removed`, distinct skill names.
+ */
+export function isCatalogUpdateSource(source) {
+  return (
+    isObject(source) &&
+    Object.keys(source).length === 4 &&
+    source.kind === CATALOG_SOURCE.kind &&
+    source.plugin === CATALOG_SOURCE.plugin &&
+    source.form === CATALOG_UPDATE_FORM &&
+    Array.isArray(source.removed) &&
+    source.removed.every((name) => isSkillName(name)) &&
+    new Set(source.removed).size === source.removed.length
   );
 }
 

@@ -10,7 +10,16 @@ import { test } from 'node:test';
 import { HostError } from '../src/errors.mjs';
 import { stringify } from '../src/json.mjs';
 import { DEFAULT_OUTPUT_LIMITS, OutputCheck } from '../src/output.mjs';
-import { applyDecision, MAX_RELOAD_NAMES, toolResultData, userMessage, validateToolResult } from '../src/plugin.mjs';
+import {
+  applyDecision,
+  CATALOG_UPDATE_FORM,
+  isCatalogUpdateSource,
+  isSkillCatalogSource,
+  MAX_RELOAD_NAMES,
+  toolResultData,
+  userMessage,
+  validateToolResult,
+} from '../src/plugin.mjs';
 
 // docs/spec.md §3.10: MAX_INVOKED_SKILLS (rules/src/lib.rs).
 const MAX_INVOKED_SKILLS = 16;
@@ -260,4 +269,23 @@ test('the limits this host mirrors are the ones skill-rules defines', () => {
   const constant = (name) => Number(rules.match(new RegExp(`pub const ${name}: usize = (\\d+);`))[1]);
   assert.equal(MAX_RELOAD_NAMES, constant('MAX_RELOAD_NAMES'));
   assert.equal(MAX_INVOKED_SKILLS, constant('MAX_INVOKED_SKILLS'));
+  const form = rules.match(/pub const CATALOG_UPDATE_FORM: &str = "([^"]+)";/)[1];
+  assert.equal(CATALOG_UPDATE_FORM, form);
+});
+
+test('a catalog update and a budgeted skill-catalog source are catalogs only in their exact shapes', () => {
+  const update = { kind: 'plugin', plugin: 'dsh-tool-skill', form: 'catalog-update', removed: ['a', 'b'] };
+  assert.equal(isCatalogUpdateSource(update), true);
+  for (const bad of [
+    { ...update, removed: ['a', 'a'] },
+    { ...update, removed: ['A'] },
+    { ...update, extra: 1 },
+    { kind: 'plugin', plugin: 'dsh-tool-skill', form: 'catalog-update' },
+    { ...update, plugin: 'other' },
+  ]) {
+    assert.equal(isCatalogUpdateSource(bad), false, JSON.stringify(bad));
+  }
+  const budgeted = { kind: 'skill-catalog', form: 'catalog', entries: [], coverage: 'Catalog coverage: 0 of 0 skills listed.' };
+  assert.equal(isSkillCatalogSource(budgeted), true);
+  assert.equal(isSkillCatalogSource({ ...budgeted, coverage: 1 }), false);
 });

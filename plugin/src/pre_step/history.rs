@@ -1,7 +1,11 @@
 //! Step 6 of the pre-step: what the session's history says about the
-//! catalogs published earlier.
+//! catalogs published earlier, and the updates after them
+//! (docs/spec.md §3.13).
 
-use crate::catalog::{self, CatalogDigest, PLUGIN_NAME, SKILL_CATALOG_KIND};
+use std::rc::Rc;
+
+use crate::catalog::{self, CatalogDigest, PLUGIN_NAME, Published, SKILL_CATALOG_KIND};
+use crate::catalog_update::{ShownCatalog, Update};
 use crate::memory::Memory;
 use crate::types::{SessionHistory, SourceFilter};
 
@@ -10,42 +14,108 @@ use crate::types::{SessionHistory, SourceFilter};
 const HISTORY_PAGE: u32 = 16;
 
 /// What the session's history says about earlier catalogs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CatalogHistory {
     /// Some catalog was ever published in this session.
     pub published: bool,
-    /// The digest of the newest published catalog still on the visible surface.
-    pub visible_digest: Option<CatalogDigest>,
+    /// What the model sees of the catalogs published: `None` when nothing
+    /// is visible, or when compaction hid part of an updated catalog.
+    pub visible: Option<Visible>,
+}
+
+/// The catalog on the visible surface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Visible {
+    /// The newest visible complete catalog, with no update after it.
+    Catalog {
+        /// Its seq.
+        seq: u64,
+        /// Its digest.
+        digest: CatalogDigest,
+    },
+    /// A visible complete catalog with visible updates after it.
+    Updated {
+        /// The complete catalog's seq.
+        base: u64,
+        /// The updates' seqs, oldest first.
+        updates: Rc<[u64]>,
+    },
 }
 
 impl CatalogHistory {
     /// Scans durable user messages newest first (step 6): the first catalog
-    /// found means `published`; the newest visible one gives the digest, so
-    /// the scan goes on past catalogs that compaction hid. A message's
-    /// content is read (and its digest computed) once per instance.
+    /// or update found means `published`. Without updates, the newest
+    /// visible catalog is what the model sees, so the scan goes on past
+    /// catalogs that compaction hid. Updates count only on top of the
+    /// complete catalog before them, all of it visible. A message's content
+    /// is read (and its digest computed) once per instance.
     pub fn scan(session: &impl SessionHistory, key: u64, memory: &mut Memory) -> Self {
         let filters = [
             SourceFilter { kind: "plugin".to_owned(), plugin: Some(PLUGIN_NAME.to_owned()) },
             SourceFilter { kind: SKILL_CATALOG_KIND.to_owned(), plugin: None },
         ];
         let mut history = Self::default();
+        // Updates newer than the complete catalog being looked for, newest first.
+        let mut updates: Vec<u64> = Vec::new();
+        let mut hidden_update = false;
         session.visit_newest_first(&filters, HISTORY_PAGE, |reference| {
-            let digest = match memory.digest(key, reference.seq) {
+            let published = match memory.published(key, reference.seq) {
                 Some(known) => known,
                 None => {
-                    let digest = session.get_user_message(reference.seq).and_then(|m| catalog::published_digest(&m));
-                    memory.remember_digest(key, reference.seq, digest);
-                    digest
+                    let published = session.get_user_message(reference.seq).and_then(|m| catalog::published(&m));
+                    memory.remember_published(key, reference.seq, published);
+                    published
                 }
             };
-            let Some(digest) = digest else { return true };
+            let Some(published) = published else { return true };
             history.published = true;
-            if reference.visible {
-                history.visible_digest = Some(digest);
+            match published {
+                Published::Update => {
+                    updates.push(reference.seq);
+                    hidden_update |= !reference.visible;
+                    true
+                }
+                Published::Catalog(digest) if updates.is_empty() => {
+                    if reference.visible {
+                        history.visible = Some(Visible::Catalog { seq: reference.seq, digest });
+                    }
+                    // The newest visible catalog ends the scan.
+                    !reference.visible
+                }
+                Published::Catalog(_) => {
+                    if reference.visible && !hidden_update {
+                        updates.reverse();
+                        history.visible =
+                            Some(Visible::Updated { base: reference.seq, updates: updates.drain(..).collect() });
+                    }
+                    // Below an update, only the complete catalog right before it counts.
+                    false
+                }
             }
-            // The newest visible catalog ends the scan.
-            !reference.visible
         });
         history
+    }
+}
+
+impl Visible {
+    /// What the model sees, read from the session (remembered per session
+    /// and newest message, since events never change); `None` when a
+    /// message no longer reads as what it was.
+    pub fn shown(&self, session: &impl SessionHistory, key: u64, memory: &mut Memory) -> Option<Rc<ShownCatalog>> {
+        let (base, updates) = match self {
+            Self::Catalog { seq, .. } => (*seq, &[][..]),
+            Self::Updated { base, updates } => (*base, &updates[..]),
+        };
+        let newest = updates.last().copied().unwrap_or(base);
+        if let Some(shown) = memory.shown(key, base, newest) {
+            return Some(shown);
+        }
+        let mut shown = ShownCatalog::of_published(&session.get_user_message(base)?)?;
+        for &seq in updates {
+            shown.apply(&Update::of_published(&session.get_user_message(seq)?)?);
+        }
+        let shown = Rc::new(shown);
+        memory.remember_shown(key, base, newest, Rc::clone(&shown));
+        Some(shown)
     }
 }

@@ -4,10 +4,14 @@
 use std::rc::Rc;
 
 use crate::catalog::{self, Catalog};
-use crate::config::Config;
+use crate::catalog_update::Update;
+use crate::config::{CatalogUpdates, Config};
 use crate::memory::{Memory, SteadyStep};
-use crate::types::{Registry, RegistryError, SessionHistory, SnapshotAnswer, StepContext, StepError, ToolView};
+use crate::types::{
+    Message, Registry, RegistryError, SessionHistory, SnapshotAnswer, StepContext, StepError, ToolView,
+};
 
+use super::history::Visible;
 use super::{CatalogHistory, Entry};
 
 /// What the projection saw, besides the messages it returns.
@@ -56,16 +60,22 @@ pub(super) fn project_catalog(
         Some(history) => history,
         None => {
             let history = CatalogHistory::scan(session, context.session, memory);
-            memory.remember_history(context.session, context.history_version, history);
+            memory.remember_history(context.session, context.history_version, history.clone());
             history
         }
     };
     // 7. A catalog another listener (or an earlier attempt) already proposed.
-    let existing = messages.iter().position(|entry| catalog::is_catalog(&entry.message));
+    let existing = messages.iter().position(|entry| catalog::is_catalog_or_update(&entry.message));
     let mut projection =
         Projection { revision: revision.filter(|_| context.tool_view == ToolView::Visible), steady: None };
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
-    if history.visible_digest == Some(catalog.digest) {
+    let shown = |memory: &mut Memory, visible: &Visible| visible.shown(session, context.session, memory);
+    let current = match &history.visible {
+        None => false,
+        Some(Visible::Catalog { digest, .. }) => *digest == catalog.digest,
+        Some(visible @ Visible::Updated { .. }) => shown(memory, visible).is_some_and(|seen| *seen == *catalog.shown()),
+    };
+    if current {
         // What this concluded holds for every later step of this session at
         // this history version whose host holds the revision the catalog was
         // built from: the next one with nothing proposed need not come this far.
@@ -88,17 +98,34 @@ pub(super) fn project_catalog(
         remove(&mut messages, existing);
         return Ok((messages, projection));
     }
-    // 11. Publish: initial the first time, a replacement ever after.
-    let message = if history.published {
-        catalog.replacement_message(config.user_invocation)
-    } else {
+    // 11. Publish: initial the first time, a replacement ever after; with
+    //     delta updates, an update of the visible catalog when it is shorter.
+    let message = if !history.published {
         catalog.initial_message(config.user_invocation)
+    } else {
+        let replacement = catalog.replacement_message(config.user_invocation);
+        let update = match &history.visible {
+            Some(visible) if config.catalog_updates == CatalogUpdates::Delta && catalog.total > 0 => {
+                shown(memory, visible).and_then(|seen| Update::between(&seen, &catalog.shown()))
+            }
+            _ => None,
+        };
+        match update.filter(|update| !update.is_empty()).map(|update| update.message()) {
+            Some(update) if text_length(&update) < text_length(&replacement) => update,
+            _ => replacement,
+        }
     };
     match existing {
+        // An earlier attempt's identical message stays where it is.
+        Some(index) if messages[index].message == message => {}
         Some(index) => messages[index] = Entry::added(message),
         None => messages.push(Entry::added(message)),
     }
     Ok((messages, projection))
+}
+
+fn text_length(message: &Message) -> usize {
+    message.single_text().map_or(0, str::len)
 }
 
 /// Steps 3 to 5 through the registry: the catalog of the current snapshot

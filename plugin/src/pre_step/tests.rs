@@ -1,6 +1,7 @@
 //! Tests of the pre-step against a fake registry and session: the catalog
 //! projection and the decision's shape.
 
+mod delta;
 mod invocation;
 mod loaded;
 mod steady;
