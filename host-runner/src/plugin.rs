@@ -271,13 +271,24 @@ impl Plugin {
         validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {
-                let result = success.value;
-                let mut value = json!({"name": result.name, "provider": result.provider});
-                if let Some(base) = result.resource_base.map(ResourceBase::from) {
-                    value["resourceBase"] = ResourceBaseJson::serialize(&base, serde_json::value::Serializer)
-                        .expect("a resource base is a JSON object");
-                }
-                value["content"] = Value::String(result.content);
+                let value = match success.value {
+                    api::ToolValue::Skill(result) => {
+                        let mut value = json!({"name": result.name, "provider": result.provider});
+                        if let Some(base) = result.resource_base.map(ResourceBase::from) {
+                            value["resourceBase"] = ResourceBaseJson::serialize(&base, serde_json::value::Serializer)
+                                .expect("a resource base is a JSON object");
+                        }
+                        value["content"] = Value::String(result.content);
+                        value
+                    }
+                    api::ToolValue::Matches(matches) => {
+                        let matches: Vec<Value> = matches
+                            .into_iter()
+                            .map(|found| json!({"name": found.name, "description": found.description}))
+                            .collect();
+                        json!({ "matches": matches })
+                    }
+                };
                 let loaded = success.loaded.map(|loaded| LoadedSkill {
                     name: loaded.name,
                     provider: loaded.provider,
@@ -309,8 +320,11 @@ fn validate_tool_result(
         }
         Ok(success) => success,
     };
-    let value = &success.value;
     check.text(|| "the text".to_owned(), &success.text)?;
+    let value = match &success.value {
+        api::ToolValue::Skill(value) => value,
+        api::ToolValue::Matches(matches) => return validate_matches(matches, success, arguments, check),
+    };
     check.text(|| "the value's name".to_owned(), &value.name)?;
     check.text(|| "the value's provider".to_owned(), &value.provider)?;
     check.text(|| "the value's content".to_owned(), &value.content)?;
@@ -349,6 +363,44 @@ fn validate_tool_result(
                 "the load it records has a body digest that is not up to {MAX_DIGEST_BYTES} printable ASCII characters"
             )));
         }
+    }
+    Ok(())
+}
+
+/// Checks what a `query` found (docs/spec.md §3.14): asked for by a string
+/// `query`, at most [`skill_rules::MAX_SEARCH_MATCHES`] distinct valid
+/// skill names, no load to record.
+fn validate_matches(
+    matches: &[api::SkillMatch],
+    success: &api::ToolSuccess,
+    arguments: &str,
+    mut check: OutputCheck,
+) -> Result<(), HostError> {
+    let invalid = |reason: String| HostError::InvalidOutput { call: "invoke", reason };
+    let arguments = serde_json::from_str::<Value>(arguments).ok();
+    let query = arguments.as_ref().and_then(|arguments| arguments.get("query")).and_then(Value::as_str);
+    if query.is_none() {
+        return Err(invalid("it returned search matches, but the arguments have no query".to_owned()));
+    }
+    if matches.len() > skill_rules::MAX_SEARCH_MATCHES {
+        return Err(invalid(format!(
+            "it returned {} search matches; at most {} are allowed",
+            matches.len(),
+            skill_rules::MAX_SEARCH_MATCHES
+        )));
+    }
+    for (index, found) in matches.iter().enumerate() {
+        check.text(|| format!("search match {index}'s name"), &found.name)?;
+        check.text(|| format!("search match {index}'s description"), &found.description)?;
+        if !is_skill_name(&found.name) || matches[..index].iter().any(|earlier| earlier.name == found.name) {
+            return Err(invalid(format!(
+                "search match {index} names skill {:?}, which is not a valid skill name or is listed twice",
+                found.name
+            )));
+        }
+    }
+    if success.loaded.is_some() {
+        return Err(invalid("it records a load for search matches".to_owned()));
     }
     Ok(())
 }
@@ -757,6 +809,47 @@ mod tests {
                 ),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn search_matches_answer_a_query_with_at_most_five_distinct_skills_and_record_no_load() {
+        let found = |names: &[&str], loaded: bool| -> Result<api::ToolSuccess, String> {
+            Ok(api::ToolSuccess {
+                value: api::ToolValue::Matches(
+                    names
+                        .iter()
+                        .map(|name| api::SkillMatch { name: (*name).to_owned(), description: "d".to_owned() })
+                        .collect(),
+                ),
+                text: "t".to_owned(),
+                loaded: loaded.then(|| api::LoadedSkill {
+                    name: "a".to_owned(),
+                    provider: "p".to_owned(),
+                    body_digest: None,
+                }),
+            })
+        };
+        let check = || OutputCheck::new("invoke", OutputLimits::default());
+        assert!(validate_tool_result(&found(&["a", "b"], false), r#"{"query":"x"}"#, check()).is_ok());
+        for (returned, arguments, reason) in [
+            (found(&["a"], false), r#"{"name":"a"}"#, "it returned search matches, but the arguments have no query"),
+            (
+                found(&["a", "b", "c", "d", "e", "f"], false),
+                r#"{"query":"x"}"#,
+                "it returned 6 search matches; at most 5 are allowed",
+            ),
+            (
+                found(&["a", "a"], false),
+                r#"{"query":"x"}"#,
+                "search match 1 names skill \"a\", which is not a valid skill name or is listed twice",
+            ),
+            (found(&["a"], true), r#"{"query":"x"}"#, "it records a load for search matches"),
+        ] {
+            match validate_tool_result(&returned, arguments, check()) {
+                Err(HostError::InvalidOutput { call: "invoke", reason: got }) => assert_eq!(got, reason),
+                other => panic!("expected a refusal, got {other:?}"),
+            }
         }
     }
 

@@ -38,10 +38,11 @@ impl Guest for Exports {
     }
 
     fn definition() -> api::ToolDefinition {
+        let (description, parameters) = STATE.with(|state| crate::tool::definition(&state.borrow().config));
         api::ToolDefinition {
             name: crate::tool::TOOL_NAME.to_owned(),
-            description: crate::tool::TOOL_DESCRIPTION.to_owned(),
-            parameters: crate::tool::TOOL_PARAMETERS.to_owned(),
+            description: description.to_owned(),
+            parameters: parameters.to_owned(),
         }
     }
 
@@ -72,23 +73,40 @@ impl Guest for Exports {
     }
 
     fn invoke(arguments: String) -> Result<api::ToolSuccess, String> {
-        let config = STATE.with(|state| state.borrow().config.clone());
-        let (result, loaded) =
-            crate::tool::invoke_with(&config, &HostRegistry, &arguments).map_err(|error| error.model_text())?;
-        let text = crate::tool::render(&result);
-        Ok(api::ToolSuccess {
-            value: api::SkillResult {
-                name: result.name,
-                provider: result.provider,
-                resource_base: result.resource_base.map(Into::into),
-                content: result.content,
-            },
-            text,
-            loaded: loaded.map(|loaded| api::LoadedSkill {
-                name: loaded.name,
-                provider: loaded.provider,
-                body_digest: loaded.body_digest,
-            }),
+        // The registry imports never reach the state: borrowing it across them is safe.
+        let returned = STATE.with(|state| crate::tool::invoke_with(&state.borrow().config, &HostRegistry, &arguments));
+        Ok(match returned.map_err(|error| error.model_text())? {
+            crate::tool::ToolReturn::Skill(result, loaded) => {
+                let text = crate::tool::render(&result);
+                api::ToolSuccess {
+                    value: api::ToolValue::Skill(api::SkillResult {
+                        name: result.name,
+                        provider: result.provider,
+                        resource_base: result.resource_base.map(Into::into),
+                        content: result.content,
+                    }),
+                    text,
+                    loaded: loaded.map(|loaded| api::LoadedSkill {
+                        name: loaded.name,
+                        provider: loaded.provider,
+                        body_digest: loaded.body_digest,
+                    }),
+                }
+            }
+            crate::tool::ToolReturn::Matches(matches) => {
+                let text = matches.render();
+                api::ToolSuccess {
+                    value: api::ToolValue::Matches(
+                        matches
+                            .best
+                            .into_iter()
+                            .map(|found| api::SkillMatch { name: found.name, description: found.description })
+                            .collect(),
+                    ),
+                    text,
+                    loaded: None,
+                }
+            }
         })
     }
 

@@ -28,6 +28,7 @@ pub mod loaded;
 pub mod memory;
 pub mod pi;
 pub mod pre_step;
+pub mod search;
 pub mod tool;
 pub mod types;
 

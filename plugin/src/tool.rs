@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::escape;
+use crate::search::{self, Matches};
 use crate::types::{LoadedSkill, Registry, RegistryError, ResourceBase, SkillDefinition};
 
 /// The tool's name.
@@ -13,6 +14,29 @@ pub const TOOL_NAME: &str = "skill";
 pub const TOOL_DESCRIPTION: &str = "Load the full instructions for an available skill. Call this with the exact skill name from the session skill catalog before acting on a task that names or clearly matches that skill.";
 /// The tool's parameters as JSON Schema.
 pub const TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."}},"required":["name"]}"#;
+
+/// With `skillSearch` (docs/spec.md §3.14): the tool's description.
+pub const SEARCH_TOOL_DESCRIPTION: &str = "Load the full instructions for an available skill, or find skills by `query`. Call this with the exact skill name from the session skill catalog before acting on a task that names or clearly matches that skill. When the catalog leaves skills out and none listed fits, call it with `query` to find them.";
+/// With `skillSearch`: the tool's parameters, `name` or `query`.
+pub const SEARCH_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."},"query":{"type":"string","description":"Words describing the task, to find skills by; give this or name, not both."}}}"#;
+
+/// The tool's description and parameters as `config` makes them.
+pub fn definition(config: &Config) -> (&'static str, &'static str) {
+    if config.skill_search {
+        (SEARCH_TOOL_DESCRIPTION, SEARCH_TOOL_PARAMETERS)
+    } else {
+        (TOOL_DESCRIPTION, TOOL_PARAMETERS)
+    }
+}
+
+/// What a successful call returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolReturn {
+    /// A loaded skill, and with `loadedSkills` which body it was.
+    Skill(SkillResult, Option<LoadedSkill>),
+    /// The skills a `query` found (`skillSearch`).
+    Matches(Matches),
+}
 
 /// The canonical success value: `{name, provider, resourceBase?, content}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,21 +99,26 @@ impl From<RegistryError> for ToolError {
     }
 }
 
-/// Runs the tool as configured: [`invoke`], the body cut to
+/// Runs the tool as configured: with `skillSearch`, a `query` searches
+/// instead (docs/spec.md §3.14); otherwise [`invoke`], the body cut to
 /// `skillBodyMaxLength` when set, and with `loadedSkills` which body it
 /// returned, for the host to record.
-pub fn invoke_with(
-    config: &Config,
-    registry: &impl Registry,
-    arguments: &str,
-) -> Result<(SkillResult, Option<LoadedSkill>), ToolError> {
-    let definition = load(registry, arguments)?;
+pub fn invoke_with(config: &Config, registry: &impl Registry, arguments: &str) -> Result<ToolReturn, ToolError> {
+    let name = if config.skill_search {
+        match call_argument(arguments)? {
+            Call::Load(name) => name,
+            Call::Search(query) => return search::search(config, registry, &query).map(ToolReturn::Matches),
+        }
+    } else {
+        skill_name_argument(arguments)?
+    };
+    let definition = load_named(registry, name)?;
     let loaded = config.loaded_skills.then(|| LoadedSkill {
         name: definition.name.clone(),
         provider: definition.provider.clone(),
         body_digest: definition.body_digest.clone(),
     });
-    Ok((result_of(definition, config.skill_body_max_length), loaded))
+    Ok(ToolReturn::Skill(result_of(definition, config.skill_body_max_length), loaded))
 }
 
 /// The result of a loaded definition, its body cut to `max_length` characters.
@@ -141,7 +170,11 @@ pub fn invoke(registry: &impl Registry, arguments: &str) -> Result<SkillResult, 
 
 /// The definition the tool returns for `arguments`, in the order of docs/spec.md §3.3.
 fn load(registry: &impl Registry, arguments: &str) -> Result<SkillDefinition, ToolError> {
-    let name = skill_name_argument(arguments)?;
+    load_named(registry, skill_name_argument(arguments)?)
+}
+
+/// The definition the tool returns for the `name` argument (§3.3 from step 2).
+fn load_named(registry: &impl Registry, name: String) -> Result<SkillDefinition, ToolError> {
     if !is_skill_name(&name) {
         return Err(ToolError::InvalidName(name));
     }
@@ -172,6 +205,28 @@ fn skill_name_argument(arguments: &str) -> Result<String, ToolError> {
         Some(Value::String(name)) => Ok(name),
         None => Err(ToolError::InvalidArguments("missing required property \"name\"".to_owned())),
         Some(_) => Err(ToolError::InvalidArguments("\"name\" must be a string".to_owned())),
+    }
+}
+
+/// What a call with `skillSearch` on asks for.
+enum Call {
+    Load(String),
+    Search(String),
+}
+
+/// The `name` or `query` argument: exactly one of them, a string.
+fn call_argument(arguments: &str) -> Result<Call, ToolError> {
+    let invalid = |violation: &str| Err(ToolError::InvalidArguments(violation.to_owned()));
+    let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(arguments) else {
+        return invalid("\"arguments\" must be an object");
+    };
+    match (fields.remove("name"), fields.remove("query")) {
+        (Some(_), Some(_)) => invalid("give \"name\" or \"query\", not both"),
+        (None, None) => invalid("missing property \"name\" or \"query\""),
+        (Some(Value::String(name)), None) => Ok(Call::Load(name)),
+        (Some(_), None) => invalid("\"name\" must be a string"),
+        (None, Some(Value::String(query))) => Ok(Call::Search(query)),
+        (None, Some(_)) => invalid("\"query\" must be a string"),
     }
 }
 
@@ -231,6 +286,41 @@ mod tests {
             parameters,
             serde_json::json!({"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."}},"required":["name"]})
         );
+    }
+
+    #[test]
+    fn with_search_the_definition_takes_name_or_query_and_the_arguments_are_checked() {
+        let search = Config::parse(r#"{"skillSearch":true}"#).unwrap();
+        assert_eq!(super::definition(&Config::default()), (TOOL_DESCRIPTION, TOOL_PARAMETERS));
+        assert_eq!(super::definition(&search), (SEARCH_TOOL_DESCRIPTION, SEARCH_TOOL_PARAMETERS));
+        assert_eq!(
+            SEARCH_TOOL_DESCRIPTION,
+            "Load the full instructions for an available skill, or find skills by `query`. Call this with the exact skill name from the session skill catalog before acting on a task that names or clearly matches that skill. When the catalog leaves skills out and none listed fits, call it with `query` to find them."
+        );
+        let parameters: Value = serde_json::from_str(SEARCH_TOOL_PARAMETERS).unwrap();
+        assert_eq!(
+            parameters,
+            serde_json::json!({"type":"object","properties":{
+                "name":{"type":"string","description":"The exact skill name from the available skills list."},
+                "query":{"type":"string","description":"Words describing the task, to find skills by; give this or name, not both."}}})
+        );
+        let registry = FakeRegistry::new(vec![summary("a", true)], vec![]);
+        for (arguments, error) in [
+            (r#"{}"#, r#"Error: invalid arguments: missing property "name" or "query""#),
+            (r#"{"name":"a","query":"a"}"#, r#"Error: invalid arguments: give "name" or "query", not both"#),
+            (r#"{"query":3}"#, r#"Error: invalid arguments: "query" must be a string"#),
+            (r#"{"name":3}"#, r#"Error: invalid arguments: "name" must be a string"#),
+            (r#"[]"#, r#"Error: invalid arguments: "arguments" must be an object"#),
+        ] {
+            assert_eq!(invoke_with(&search, &registry, arguments).unwrap_err().model_text(), error, "{arguments}");
+        }
+        // Without search, `query` is just another extra argument.
+        assert_eq!(
+            invoke_with(&Config::default(), &registry, r#"{"query":"a"}"#).unwrap_err().model_text(),
+            r#"Error: invalid arguments: missing required property "name""#
+        );
+        let Ok(ToolReturn::Matches(found)) = invoke_with(&search, &registry, r#"{"query":"a"}"#) else { panic!() };
+        assert_eq!(found.best.len(), 1);
     }
 
     /// A registry with one listing and one loaded definition per name, counting loads.
@@ -317,10 +407,15 @@ mod tests {
         let mut loaded = definition("a", true);
         loaded.body_digest = Some("sha256:ab".to_owned());
         let registry = FakeRegistry::new(vec![summary("a", true)], vec![loaded]);
-        let (_, record) = invoke_with(&Config::default(), &registry, r#"{"name":"a"}"#).unwrap();
+        let ToolReturn::Skill(_, record) = invoke_with(&Config::default(), &registry, r#"{"name":"a"}"#).unwrap()
+        else {
+            panic!("a skill")
+        };
         assert_eq!(record, None);
         let config = Config { loaded_skills: true, ..Config::default() };
-        let (_, record) = invoke_with(&config, &registry, r#"{"name":"a"}"#).unwrap();
+        let ToolReturn::Skill(_, record) = invoke_with(&config, &registry, r#"{"name":"a"}"#).unwrap() else {
+            panic!("a skill")
+        };
         assert_eq!(
             record,
             Some(LoadedSkill { name: "a".into(), provider: "memory".into(), body_digest: Some("sha256:ab".into()) })

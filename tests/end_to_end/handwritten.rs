@@ -47,24 +47,24 @@ impl Guest {
     (local.set $r (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
     (global.set $heap (i32.add (local.get $r) (local.get 3)))
     (local.get $r))
-  (func (export "dsh:skill/plugin@0.1.0#configure") (param i32 i32) (result i32)
+  (func (export "dsh:skill/plugin@0.2.0#configure") (param i32 i32) (result i32)
     (i32.store8 (i32.const 16) (i32.const 0)) (i32.const 16))
-  (func (export "dsh:skill/plugin@0.1.0#definition") (result i32)
+  (func (export "dsh:skill/plugin@0.2.0#definition") (result i32)
     (i32.store (i32.const 32) (i32.const 100)) (i32.store (i32.const 36) (i32.const 5))
     (i32.store (i32.const 40) (i32.const 110)) (i32.store (i32.const 44) (i32.const 7))
     (i32.store (i32.const 48) (i32.const 120)) (i32.store (i32.const 52) (i32.const 2))
     (i32.const 32))
-  (func (export "dsh:skill/plugin@0.1.0#pre-step") (param i64 i32 i64 i64 i32 i32 i32 i32) (result i32)
+  (func (export "dsh:skill/plugin@0.2.0#pre-step") (param i64 i32 i64 i64 i32 i32 i32 i32) (result i32)
     (local $i i32) (local $p i32)
     {pre_step}
     (i32.store8 (i32.const 64) (i32.const 0)) (i32.const 64))
-  (func (export "dsh:skill/plugin@0.1.0#invoke") (param i32 i32) (result i32)
+  (func (export "dsh:skill/plugin@0.2.0#invoke") (param i32 i32) (result i32)
     (i32.store8 (i32.const 72) (i32.const 1)) (i32.store (i32.const 76) (i32.const 140))
     (i32.store (i32.const 80) (i32.const 8)) (i32.const 72))
-  (func (export "dsh:skill/plugin@0.1.0#system-prompt") (result i32)
+  (func (export "dsh:skill/plugin@0.2.0#system-prompt") (result i32)
     (i32.store8 (i32.const 88) (i32.const 0)) (i32.store (i32.const 92) (i32.const 0))
     (i32.store (i32.const 96) (i32.const 0)) (i32.const 88))
-  (func (export "dsh:skill/plugin@0.1.0#expand") (param i32 i32) (result i32)
+  (func (export "dsh:skill/plugin@0.2.0#expand") (param i32 i32) (result i32)
     (i32.store8 (i32.const 88) (i32.const 0)) (i32.store (i32.const 92) (i32.const 0))
     (i32.store (i32.const 96) (i32.const 0)) (i32.const 88))
 )"#
@@ -143,7 +143,7 @@ fn a_table_counts_against_the_memory_cap() {
 /// same 1 MiB of text: `blocks` MiB for the host to copy out of 1 MiB of guest.
 pub(crate) fn aliased(blocks: usize) -> Guest {
     Guest {
-        imports: r#"(import "dsh:skill/step@0.1.0" "decide" (func $decide (param i32 i32)))"#,
+        imports: r#"(import "dsh:skill/step@0.2.0" "decide" (func $decide (param i32 i32)))"#,
         pre_step: format!(
             r#"(memory.fill (i32.const 0x100000) (i32.const 120) (i32.const 0x100000))
     (local.set $i (i32.const 0))

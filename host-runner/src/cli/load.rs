@@ -16,7 +16,12 @@ const EXIT_TOOL_ERROR: u8 = 1;
 #[derive(Args)]
 pub struct LoadArgs {
     /// The skill name.
-    name: String,
+    #[arg(required_unless_present = "query")]
+    name: Option<String>,
+    /// Search the skills instead (with `skillSearch` configured): the
+    /// tool's `query` argument.
+    #[arg(long, value_name = "TEXT", conflicts_with = "name")]
+    query: Option<String>,
     /// Record the call's result in this session file.
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
@@ -46,7 +51,11 @@ impl LoadArgs {
             Some(cwd) => Some(cwd),
             None => log.as_ref().and_then(|log| log.header().cwd.clone()).or(Some(absolute(Path::new("."))?)),
         };
-        let arguments = json!({ "name": self.name }).to_string();
+        let arguments = match (&self.name, &self.query) {
+            (_, Some(query)) => json!({ "query": query }),
+            (name, None) => json!({ "name": name }),
+        }
+        .to_string();
         let outcome = plugin.invoke(&registry, cwd.as_deref(), &arguments);
         warn_all(&registry.last_incomplete_warnings());
         let outcome = outcome?;

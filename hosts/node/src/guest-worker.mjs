@@ -124,7 +124,7 @@ function serve({ id, call, args }) {
   try {
     // Instantiation runs the guest's start code: it happens inside the first
     // call, under that call's deadline.
-    plugin ??= instantiate((name) => core[name], imports)['dsh:skill/plugin@0.1.0'];
+    plugin ??= instantiate((name) => core[name], imports)['dsh:skill/plugin@0.2.0'];
     copied = 0;
     let result;
     try {

@@ -134,7 +134,12 @@ export class Plugin {
     const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], host);
     validateToolResult(returned, argumentsText, this.#check('invoke'));
     if (returned.tag === 'err') return { error: returned.val };
-    const { value, text } = returned.val;
+    const { text } = returned.val;
+    if (returned.val.value.tag === 'matches') {
+      const matches = returned.val.value.val.map(({ name, description }) => ({ name, description }));
+      return { ok: { matches }, text, loaded: null };
+    }
+    const value = returned.val.value.val;
     const ok = { name: value.name, provider: value.provider };
     const base = value.resourceBase;
     if (base !== undefined && base !== null) {
@@ -259,8 +264,13 @@ export function validateToolResult(returned, argumentsText, check) {
     if (!returned.val.startsWith('Error: ')) throw invalid('a tool error must read `Error: <message>`');
     return;
   }
-  const { value, text } = returned.val;
+  const { text } = returned.val;
   check.text(() => 'the text', text);
+  if (returned.val.value.tag === 'matches') {
+    validateMatches(returned.val.value.val, returned.val.loaded, argumentsText, check, invalid);
+    return;
+  }
+  const value = returned.val.value.val;
   check.text(() => "the value's name", value.name);
   check.text(() => "the value's provider", value.provider);
   check.text(() => "the value's content", value.content);
@@ -294,6 +304,38 @@ export function validateToolResult(returned, argumentsText, check) {
       );
     }
   }
+}
+
+/** The most skills one `query` returns (`MAX_SEARCH_MATCHES` in rules/src/lib.rs). */
+export const MAX_SEARCH_MATCHES = 5;
+
+/**
+ * Checks what a `query` found (docs/spec.md §3.14): asked for by a string
+ * `query`, at most `MAX_SEARCH_MATCHES` distinct valid skill names, no load
+ * to record.
+ */
+function validateMatches(matches, loaded, argumentsText, check, invalid) {
+  let query;
+  try {
+    const argumentsValue = parse(argumentsText);
+    if (isObject(argumentsValue) && typeof argumentsValue.query === 'string') query = argumentsValue.query;
+  } catch {
+    query = undefined;
+  }
+  if (query === undefined) throw invalid('it returned search matches, but the arguments have no query');
+  if (matches.length > MAX_SEARCH_MATCHES) {
+    throw invalid(`it returned ${matches.length} search matches; at most ${MAX_SEARCH_MATCHES} are allowed`);
+  }
+  matches.forEach((found, index) => {
+    check.text(() => `search match ${index}'s name`, found.name);
+    check.text(() => `search match ${index}'s description`, found.description);
+    if (!isSkillName(found.name) || matches.slice(0, index).some((earlier) => earlier.name === found.name)) {
+      throw invalid(
+        `search match ${index} names skill ${JSON.stringify(found.name)}, which is not a valid skill name or is listed twice`,
+      );
+    }
+  });
+  if (loaded !== undefined && loaded !== null) throw invalid('it records a load for search matches');
 }
 
 /**

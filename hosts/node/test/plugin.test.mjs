@@ -16,6 +16,7 @@ import {
   isCatalogUpdateSource,
   isSkillCatalogSource,
   MAX_RELOAD_NAMES,
+  MAX_SEARCH_MATCHES,
   toolResultData,
   userMessage,
   validateToolResult,
@@ -203,8 +204,29 @@ const invokeRefused = (reason) => (error) =>
   error instanceof HostError && error.message === `plugin call \`invoke\` returned invalid output: ${reason}`;
 
 function success(loaded) {
-  return { tag: 'ok', val: { value: { name: 'a', provider: 'p', content: 'body' }, text: 'text', loaded } };
+  return {
+    tag: 'ok',
+    val: { value: { tag: 'skill', val: { name: 'a', provider: 'p', content: 'body' } }, text: 'text', loaded },
+  };
 }
+
+test('search matches answer a query with at most five distinct skills and record no load', () => {
+  const found = (names, loaded) => ({
+    tag: 'ok',
+    val: { value: { tag: 'matches', val: names.map((name) => ({ name, description: 'd' })) }, text: 't', loaded },
+  });
+  const check = () => new OutputCheck('invoke', DEFAULT_OUTPUT_LIMITS);
+  validateToolResult(found(['a', 'b']), '{"query":"x"}', check());
+  for (const [returned, args, reason] of [
+    [found(['a']), '{"name":"a"}', 'it returned search matches, but the arguments have no query'],
+    [found(['a', 'b', 'c', 'd', 'e', 'f']), '{"query":"x"}', 'it returned 6 search matches; at most 5 are allowed'],
+    [found(['a', 'a']), '{"query":"x"}', 'search match 1 names skill "a", which is not a valid skill name or is listed twice'],
+    [found(['A']), '{"query":"x"}', 'search match 0 names skill "A", which is not a valid skill name or is listed twice'],
+    [found(['a'], { name: 'a', provider: 'p' }), '{"query":"x"}', 'it records a load for search matches'],
+  ]) {
+    assert.throws(() => validateToolResult(returned, args, check()), invokeRefused(reason));
+  }
+});
 
 const validate = (returned) =>
   validateToolResult(returned, '{"name":"a"}', new OutputCheck('invoke', DEFAULT_OUTPUT_LIMITS));
@@ -269,6 +291,7 @@ test('the limits this host mirrors are the ones skill-rules defines', () => {
   const constant = (name) => Number(rules.match(new RegExp(`pub const ${name}: usize = (\\d+);`))[1]);
   assert.equal(MAX_RELOAD_NAMES, constant('MAX_RELOAD_NAMES'));
   assert.equal(MAX_INVOKED_SKILLS, constant('MAX_INVOKED_SKILLS'));
+  assert.equal(MAX_SEARCH_MATCHES, constant('MAX_SEARCH_MATCHES'));
   const form = rules.match(/pub const CATALOG_UPDATE_FORM: &str = "([^"]+)";/)[1];
   assert.equal(CATALOG_UPDATE_FORM, form);
 });
