@@ -7,6 +7,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use skill_plugin::catalog::{Catalog, published_digest};
+use skill_plugin::config::Config;
 use skill_plugin::description::catalog_description;
 use skill_plugin::escape;
 use skill_plugin::types::{InvocationPolicy, SkillSummary};
@@ -39,6 +40,18 @@ fn hot(c: &mut Criterion) {
         let message = Catalog::from_skills(&skills, 500).initial_message(false);
         c.bench_function(&format!("published_digest ({n} skills)"), |b| {
             b.iter(|| published_digest(black_box(&message)))
+        });
+    }
+    // docs/spec.md §3.13: a budget costs at most twice the unbudgeted build.
+    let skills = skills(10_000);
+    let unbudgeted = Config::default();
+    c.bench_function("Catalog::for_config (10000 skills, no budget)", |b| {
+        b.iter(|| Catalog::for_config(black_box(&skills), &unbudgeted))
+    });
+    for budget in [400_000, 8_000] {
+        let config = Config::parse(&format!(r#"{{"catalogBudget":{budget}}}"#)).unwrap();
+        c.bench_function(&format!("Catalog::for_config (10000 skills, budget {budget})"), |b| {
+            b.iter(|| Catalog::for_config(black_box(&skills), &config))
         });
     }
 }
