@@ -5,6 +5,7 @@
 mod bad_input;
 mod bad_paths;
 mod cli;
+mod cli_catalog;
 mod common;
 mod corpus;
 mod cross_host;

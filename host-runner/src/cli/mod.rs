@@ -1,5 +1,6 @@
 //! The `skill-host` commands, one file each (docs/spec.md §6).
 
+pub mod catalog;
 pub mod common;
 pub mod compact;
 pub mod component;

@@ -1,0 +1,361 @@
+//! `catalog`: what the catalog costs under the plugin configuration, and why
+//! each skill is listed whole, shortened, or missing from it (docs/spec.md
+//! §3.13).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde_json::{Value, json};
+use skill_host::message::{self, single_text};
+use skill_host::{
+    Decision, Plugin, RegistrySnapshot, SessionHeader, SessionLog, SkillRegistry, StepInput, StepOutcome, ToolView,
+    run_step,
+};
+
+use super::common::{GlobalOptions, cwd_or_current, print_line, print_out, warn, warn_all};
+
+/// The line that opens the catalog's entries.
+const OPEN_MARKER: &str = "<available_skills>\n";
+/// The line that closes them.
+const CLOSE_MARKER: &str = "</available_skills>";
+/// How the coverage line of a budgeted catalog starts.
+const COVERAGE_PREFIX: &str = "Catalog coverage: ";
+/// The source kind of DeepSeek Harness's own catalog form.
+const SKILL_CATALOG_KIND: &str = "skill-catalog";
+
+/// Show what the catalog costs and which skills it lists, shortens or leaves out, and why.
+#[derive(Args)]
+pub struct CatalogArgs {
+    /// The working directory (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Print as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl CatalogArgs {
+    pub fn run(self, global: &GlobalOptions) -> Result<u8> {
+        let cwd = cwd_or_current(self.cwd.as_deref())?;
+        // The plugin refuses a bad configuration first, in its own words.
+        let plugin = global.load_plugin()?;
+        let options = CatalogOptions::parse(global.config()?.as_deref())?;
+        let registry = global.registry();
+        // Listed before the step, so the step reads the same (cached) view.
+        let snapshot = registry.snapshot(Some(Path::new(&cwd)));
+        warn_all(&snapshot.warnings);
+        let published = match published_catalog(&plugin, &registry, &cwd)? {
+            Some(text) => PublishedCatalog::parse(&text)?,
+            None => PublishedCatalog::default(),
+        };
+        let rows = rows(&snapshot, &options, &published);
+        if self.json {
+            print_line(&report_json(&options, &published, &rows, snapshot.complete).to_string(), None)?;
+        } else {
+            print_out(&report_text(&options, &published, &rows, snapshot.complete), None)?;
+        }
+        Ok(0)
+    }
+}
+
+/// The configuration's keys that decide what the catalog leaves out.
+#[derive(Debug, Default)]
+struct CatalogOptions {
+    /// `catalogBudget`: the most characters of entry lines.
+    budget: Option<u64>,
+    /// `catalogExclude`: names and patterns of skills left out.
+    exclude: Vec<String>,
+}
+
+impl CatalogOptions {
+    /// Reads the options from the configuration the plugin already accepted
+    /// (so its values are valid; an empty text is the defaults, as for the
+    /// plugin).
+    fn parse(config: Option<&str>) -> Result<Self> {
+        let Some(config) = config.filter(|text| !text.trim().is_empty()) else {
+            return Ok(Self::default());
+        };
+        let value: Value = serde_json::from_str(config).context("cannot read the configuration's catalog options")?;
+        let budget = value.get("catalogBudget").and_then(integer);
+        let exclude = match value.get("catalogExclude") {
+            Some(Value::Array(patterns)) => patterns.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            _ => Vec::new(),
+        };
+        Ok(Self { budget, exclude })
+    }
+
+    /// The first `catalogExclude` pattern that matches `name`.
+    fn excluded_by(&self, name: &str) -> Option<&str> {
+        self.exclude.iter().map(String::as_str).find(|pattern| skill_rules::matches_skill_pattern(pattern, name))
+    }
+}
+
+/// An integer as the plugin reads one (`200`, `200.0`, `2e2`; larger than
+/// `u64` saturates).
+fn integer(value: &Value) -> Option<u64> {
+    value.as_u64().or_else(|| {
+        let float = value.as_f64()?;
+        // `as` saturates for floats beyond u64::MAX.
+        (float.is_finite() && float.fract() == 0.0 && float >= 0.0).then_some(float as u64)
+    })
+}
+
+/// Runs one pre-step on a fresh in-memory session with nothing proposed and
+/// the tool visible, and returns the text of the catalog message it
+/// publishes; `None` when it publishes none (no skill to list).
+fn published_catalog(plugin: &Plugin, registry: &Arc<SkillRegistry>, cwd: &str) -> Result<Option<String>> {
+    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(cwd.to_owned())))));
+    let input = StepInput { cwd: Some(Arc::from(cwd)), tool_view: ToolView::Visible, abort: None, preview: true };
+    let outcome = run_step(plugin, registry, &session, &input, Decision::Enter(Vec::new()))?;
+    let StepOutcome::Decided(Decision::Enter(messages)) = outcome else {
+        bail!("the pre-step did not enter the step");
+    };
+    let Some(catalog) = messages.iter().find(|data| is_catalog_source(&data["source"])) else {
+        return Ok(None);
+    };
+    let text = single_text(catalog).context("the plugin's catalog message is not a single text block")?;
+    Ok(Some(text.to_owned()))
+}
+
+/// Whether a message's source is a complete catalog's: the plugin's own
+/// (not its `catalog-update` form) or DeepSeek Harness's `skill-catalog`.
+fn is_catalog_source(source: &Value) -> bool {
+    *source == *message::CATALOG_SOURCE || source["kind"] == SKILL_CATALOG_KIND
+}
+
+/// What the published catalog message shows.
+#[derive(Debug, Default)]
+struct PublishedCatalog {
+    /// Characters of the whole message text.
+    message_chars: usize,
+    /// Characters of the entry lines, each with its line break (what
+    /// `catalogBudget` bounds).
+    entry_chars: usize,
+    /// The coverage line of a budgeted catalog.
+    coverage: Option<String>,
+    /// Each listed skill's description as shown, unescaped.
+    entries: BTreeMap<String, String>,
+}
+
+impl PublishedCatalog {
+    /// Reads the entry lines and the coverage line between the markers.
+    fn parse(text: &str) -> Result<Self> {
+        let start = text.find(OPEN_MARKER).context("the plugin's catalog message has no <available_skills> block")?
+            + OPEN_MARKER.len();
+        let length = text[start..]
+            .find(CLOSE_MARKER)
+            .context("the plugin's catalog message does not close its <available_skills>")?;
+        let mut catalog = Self { message_chars: text.chars().count(), ..Self::default() };
+        // Split on line breaks only: each line is counted with its `\n`.
+        for line in text[start..start + length].split_terminator('\n') {
+            if let Some(rest) = line.strip_prefix("- `")
+                && let Some((name, description)) = rest.split_once("`: ")
+            {
+                catalog.entry_chars += line.chars().count() + 1;
+                catalog.entries.insert(name.to_owned(), unescape(description));
+            } else if line.starts_with(COVERAGE_PREFIX) && catalog.coverage.is_none() {
+                catalog.coverage = Some(line.to_owned());
+            } else {
+                bail!("the plugin's catalog message has a line that is neither an entry nor the coverage line: {line}");
+            }
+        }
+        Ok(catalog)
+    }
+}
+
+/// Undoes the catalog's escaping of `&`, `<` and `>` (docs/spec.md §3.4).
+fn unescape(escaped: &str) -> String {
+    let mut text = String::with_capacity(escaped.len());
+    let mut rest = escaped;
+    while let Some(index) = rest.find('&') {
+        text.push_str(&rest[..index]);
+        rest = &rest[index..];
+        let (c, entity) = [('&', "&amp;"), ('<', "&lt;"), ('>', "&gt;")]
+            .into_iter()
+            .find(|(_, entity)| rest.starts_with(entity))
+            .unwrap_or(('&', "&"));
+        text.push(c);
+        rest = &rest[entity.len()..];
+    }
+    text.push_str(rest);
+    text
+}
+
+/// A description as the catalog measures it: whitespace runs collapsed to
+/// one space, trimmed, not capped.
+fn normalised(description: &str) -> String {
+    description
+        .split(skill_rules::is_ecmascript_whitespace)
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Why a skill is, or is not, in the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status<'a> {
+    /// Listed with its whole description.
+    Listed,
+    /// Listed with its description cut (by the budget or by
+    /// `catalogDescriptionMaxLength`).
+    Shortened,
+    /// Could be listed, but the budget left it out.
+    LeftOut,
+    /// A `catalogExclude` pattern leaves it out.
+    Excluded(&'a str),
+    /// Its invocation policy keeps it from the model.
+    NotModelInvocable,
+}
+
+impl Status<'_> {
+    /// The name `--json` gives it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Listed => "listed",
+            Self::Shortened => "shortened",
+            Self::LeftOut => "left-out",
+            Self::Excluded(_) => "excluded",
+            Self::NotModelInvocable => "not-model-invocable",
+        }
+    }
+
+    /// The table's words for it.
+    fn text(self) -> String {
+        match self {
+            Self::Listed => "listed".to_owned(),
+            Self::Shortened => "shortened".to_owned(),
+            Self::LeftOut => "left out".to_owned(),
+            Self::Excluded(pattern) => format!("excluded by \"{pattern}\""),
+            Self::NotModelInvocable => "not model-invocable".to_owned(),
+        }
+    }
+}
+
+/// One winning skill and how the catalog shows it.
+#[derive(Debug)]
+struct Row<'a> {
+    name: &'a str,
+    status: Status<'a>,
+    /// Characters of its description as listed, and as a whole (listed skills only).
+    shown: Option<(usize, usize)>,
+}
+
+/// A row per winning skill, in name order. What is listed is read from the
+/// published catalog; why anything else is missing, from its policy and the
+/// configuration.
+fn rows<'a>(snapshot: &'a RegistrySnapshot, options: &'a CatalogOptions, published: &PublishedCatalog) -> Vec<Row<'a>> {
+    for name in published.entries.keys() {
+        if !snapshot.skills.iter().any(|winner| winner.candidate.name == *name) {
+            warn(&format!("the catalog lists \"{name}\", which the registry's listing does not hold"));
+        }
+    }
+    snapshot
+        .skills
+        .iter()
+        .map(|winner| {
+            let skill = &winner.candidate;
+            let name = skill.name.as_str();
+            if let Some(shown) = published.entries.get(name) {
+                let whole = normalised(&skill.description);
+                let status = if *shown == whole { Status::Listed } else { Status::Shortened };
+                return Row { name, status, shown: Some((shown.chars().count(), whole.chars().count())) };
+            }
+            let status = if !skill.invocation.model_invocable {
+                Status::NotModelInvocable
+            } else if let Some(pattern) = options.excluded_by(name) {
+                Status::Excluded(pattern)
+            } else {
+                Status::LeftOut
+            };
+            Row { name, status, shown: None }
+        })
+        .collect()
+}
+
+/// The report as text: the counts, the coverage line, then a table.
+fn report_text(options: &CatalogOptions, published: &PublishedCatalog, rows: &[Row<'_>], complete: bool) -> String {
+    let budget = options.budget.map(|budget| format!(" (budget {budget})")).unwrap_or_default();
+    let mut out = format!("entry lines: {} characters{budget}\n", published.entry_chars);
+    out.push_str(&format!("message: {} characters\n", published.message_chars));
+    if let Some(coverage) = &published.coverage {
+        out.push_str(coverage);
+        out.push('\n');
+    }
+    out.push('\n');
+    let mut table = vec![["NAME", "STATUS", "SHOWN"].map(str::to_owned)];
+    for row in rows {
+        let shown = row.shown.map_or_else(|| "-".to_owned(), |(shown, full)| format!("{shown}/{full}"));
+        table.push([row.name.to_owned(), row.status.text(), shown]);
+    }
+    let mut widths = [0; 3];
+    for row in &table {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for row in &table {
+        let cells: Vec<String> = row.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    if !complete {
+        out.push_str("incomplete: some skill state could not be read (see warnings)\n");
+    }
+    out
+}
+
+/// The report as `--json` prints it.
+fn report_json(options: &CatalogOptions, published: &PublishedCatalog, rows: &[Row<'_>], complete: bool) -> Value {
+    json!({
+        "entryCharacters": published.entry_chars,
+        "budget": options.budget,
+        "messageCharacters": published.message_chars,
+        "coverage": published.coverage,
+        "skills": rows.iter().map(|row| json!({
+            "name": row.name,
+            "status": row.status.name(),
+            "shown": row.shown.map(|(shown, _)| shown),
+            "full": row.shown.map(|(_, full)| full),
+            "pattern": match row.status {
+                Status::Excluded(pattern) => Some(pattern),
+                _ => None,
+            },
+        })).collect::<Vec<_>>(),
+        "complete": complete,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescaping_undoes_the_catalogs_escaping_only() {
+        assert_eq!(unescape("a &amp; b &lt;c&gt; &amp;lt; & &x"), "a & b <c> &lt; & &x");
+        assert_eq!(unescape("plain"), "plain");
+    }
+
+    #[test]
+    fn the_entry_lines_and_the_coverage_line_are_read_between_the_markers() {
+        let text = "head\n<available_skills>\n- `a`: One &amp; two.\n- `b`: Tw...\nCatalog coverage: 2 of 3 skills listed.\n</available_skills>\ntail";
+        let catalog = PublishedCatalog::parse(text).unwrap();
+        assert_eq!(catalog.entry_chars, "- `a`: One &amp; two.\n- `b`: Tw...\n".chars().count());
+        assert_eq!(catalog.message_chars, text.chars().count());
+        assert_eq!(catalog.coverage.as_deref(), Some("Catalog coverage: 2 of 3 skills listed."));
+        assert_eq!(catalog.entries["a"], "One & two.");
+        assert!(PublishedCatalog::parse("<available_skills>\nstray\n</available_skills>").is_err());
+        assert!(PublishedCatalog::parse("no markers").is_err());
+    }
+
+    #[test]
+    fn budgets_are_read_as_the_plugin_reads_them() {
+        let budget = |json: &str| CatalogOptions::parse(Some(json)).unwrap().budget;
+        assert_eq!(budget(r#"{"catalogBudget":200}"#), Some(200));
+        assert_eq!(budget(r#"{"catalogBudget":2e2}"#), Some(200));
+        assert_eq!(budget(r#"{"catalogBudget":null}"#), None);
+        assert_eq!(budget("  "), None);
+    }
+}
