@@ -46,6 +46,11 @@ impl CatalogDigest {
         Self(Sha256::digest(text.as_bytes()).into())
     }
 
+    /// A digest computed elsewhere.
+    pub(crate) fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
     /// Lowercase hex.
     pub fn to_hex(self) -> String {
         self.0.iter().map(|byte| format!("{byte:02x}")).collect()
@@ -87,7 +92,7 @@ pub struct Catalog {
     /// Under a budget, the coverage line (docs/spec.md §3.13).
     coverage: Option<String>,
     /// Its lines read back by name, once asked for (delta updates).
-    shown: OnceCell<Rc<ShownCatalog>>,
+    shown: OnceCell<(Rc<ShownCatalog>, CatalogDigest)>,
 }
 
 impl PartialEq for Catalog {
@@ -153,9 +158,14 @@ impl Catalog {
         writer.finish(Some(coverage.line(config.skill_search)))
     }
 
-    /// What the catalog shows, by name (read once).
-    pub fn shown(&self) -> Rc<ShownCatalog> {
-        Rc::clone(self.shown.get_or_init(|| Rc::new(ShownCatalog::of(self))))
+    /// What the catalog shows, by name, and its [`ShownCatalog::digest`] (read once).
+    pub fn shown(&self) -> (Rc<ShownCatalog>, CatalogDigest) {
+        let (shown, digest) = self.shown.get_or_init(|| {
+            let shown = ShownCatalog::of(self);
+            let digest = shown.digest();
+            (Rc::new(shown), digest)
+        });
+        (Rc::clone(shown), *digest)
     }
 
     /// Renders the initial catalog message (first publication in a session).

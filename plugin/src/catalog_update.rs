@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::catalog::{self, CATALOG_SOURCE, Catalog, SourceKind};
+use sha2::{Digest as _, Sha256};
+
+use crate::catalog::{self, CATALOG_SOURCE, Catalog, CatalogDigest, SourceKind};
 use crate::types::{ContentBlock, Message};
 
 pub use skill_rules::CATALOG_UPDATE_FORM;
@@ -30,6 +32,24 @@ pub struct ShownCatalog {
 }
 
 impl ShownCatalog {
+    /// A digest of what it shows, whatever the order of its lines: equal
+    /// digests mean equal entries and coverage line.
+    pub fn digest(&self) -> CatalogDigest {
+        let mut hasher = Sha256::new();
+        for (name, description) in &self.entries {
+            // Length-prefixed, so no two catalogs hash alike by concatenation.
+            for part in [name, description] {
+                hasher.update((part.len() as u64).to_le_bytes());
+                hasher.update(part.as_bytes());
+            }
+        }
+        if let Some(line) = &self.coverage {
+            hasher.update(u64::MAX.to_le_bytes());
+            hasher.update(line.as_bytes());
+        }
+        CatalogDigest::from_bytes(hasher.finalize().into())
+    }
+
     /// Reads catalog lines (`` - `name`: description `` and at most one
     /// other line). `None` when they are not this plugin's lines: a
     /// duplicate name, or more than one other line.
@@ -229,6 +249,8 @@ mod tests {
         let mut folded = ShownCatalog::of(&before);
         folded.apply(&update);
         assert_eq!(folded, ShownCatalog::of(&after));
+        assert_eq!(folded.digest(), ShownCatalog::of(&after).digest());
+        assert_ne!(folded.digest(), ShownCatalog::of(&before).digest());
         // An update is not a complete catalog.
         assert_eq!(catalog::published_digest(&message), None);
         assert!(ShownCatalog::of_published(&message).is_none());

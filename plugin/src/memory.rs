@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
 
-use crate::catalog::{Catalog, Published};
+use crate::catalog::{Catalog, CatalogDigest, Published};
 use crate::catalog_update::ShownCatalog;
 use crate::loaded::{Event, LoadedHistory, Versions};
 use crate::pre_step::CatalogHistory;
@@ -80,7 +80,7 @@ pub struct Memory {
     digests: IntegerMap<(u64, u64), Option<Published>>,
     /// With updates in a session: what the model sees of a complete catalog
     /// and the updates up to a seq, by session, catalog seq and newest seq.
-    shown: IntegerMap<(u64, u64, u64), Rc<ShownCatalog>>,
+    shown: IntegerMap<(u64, u64, u64), (Rc<ShownCatalog>, CatalogDigest)>,
     histories: IntegerMap<u64, (u64, CatalogHistory)>,
     /// The last step found already showing the current catalog.
     steady: Option<SteadyStep>,
@@ -158,12 +158,12 @@ impl Memory {
     }
 
     /// What the model sees of the catalog at `base` with the updates up to `newest`.
-    pub fn shown(&self, session: u64, base: u64, newest: u64) -> Option<Rc<ShownCatalog>> {
+    pub fn shown(&self, session: u64, base: u64, newest: u64) -> Option<(Rc<ShownCatalog>, CatalogDigest)> {
         self.shown.get(&(session, base, newest)).cloned()
     }
 
     /// Remembers what the model sees of a catalog and its updates.
-    pub fn remember_shown(&mut self, session: u64, base: u64, newest: u64, shown: Rc<ShownCatalog>) {
+    pub fn remember_shown(&mut self, session: u64, base: u64, newest: u64, shown: (Rc<ShownCatalog>, CatalogDigest)) {
         if self.shown.len() >= SHOWN {
             self.shown.clear();
         }

@@ -98,10 +98,15 @@ impl CatalogHistory {
 }
 
 impl Visible {
-    /// What the model sees, read from the session (remembered per session
-    /// and newest message, since events never change); `None` when a
-    /// message no longer reads as what it was.
-    pub fn shown(&self, session: &impl SessionHistory, key: u64, memory: &mut Memory) -> Option<Rc<ShownCatalog>> {
+    /// What the model sees and its [`ShownCatalog::digest`], read from the
+    /// session (remembered per session and newest message, since events
+    /// never change); `None` when a message no longer reads as what it was.
+    pub fn shown(
+        &self,
+        session: &impl SessionHistory,
+        key: u64,
+        memory: &mut Memory,
+    ) -> Option<(Rc<ShownCatalog>, CatalogDigest)> {
         let (base, updates) = match self {
             Self::Catalog { seq, .. } => (*seq, &[][..]),
             Self::Updated { base, updates } => (*base, &updates[..]),
@@ -114,8 +119,9 @@ impl Visible {
         for &seq in updates {
             shown.apply(&Update::of_published(&session.get_user_message(seq)?)?);
         }
-        let shown = Rc::new(shown);
-        memory.remember_shown(key, base, newest, Rc::clone(&shown));
+        let digest = shown.digest();
+        let shown = (Rc::new(shown), digest);
+        memory.remember_shown(key, base, newest, shown.clone());
         Some(shown)
     }
 }

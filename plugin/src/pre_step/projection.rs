@@ -73,7 +73,9 @@ pub(super) fn project_catalog(
     let current = match &history.visible {
         None => false,
         Some(Visible::Catalog { digest, .. }) => *digest == catalog.digest,
-        Some(visible @ Visible::Updated { .. }) => shown(memory, visible).is_some_and(|seen| *seen == *catalog.shown()),
+        Some(visible @ Visible::Updated { .. }) => {
+            shown(memory, visible).is_some_and(|(_, seen)| seen == catalog.shown().1)
+        }
     };
     if current {
         // What this concluded holds for every later step of this session at
@@ -106,7 +108,7 @@ pub(super) fn project_catalog(
         let replacement = catalog.replacement_message(config.user_invocation);
         let update = match &history.visible {
             Some(visible) if config.catalog_updates == CatalogUpdates::Delta && catalog.total > 0 => {
-                shown(memory, visible).and_then(|seen| Update::between(&seen, &catalog.shown()))
+                shown(memory, visible).and_then(|(seen, _)| Update::between(&seen, &catalog.shown().0))
             }
             _ => None,
         };
