@@ -317,6 +317,10 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
             "error: plugin call `invoke` returned invalid output: the value is skill \"other-skill\", but the arguments asked for \"a-skill\"\n",
         ),
         (
+            scenario_with("many-matches", "", r#"[{"op":"invoke","arguments":{"query":"a"}}]"#),
+            "error: plugin call `invoke` returned invalid output: it returned 6 search matches; at most 5 are allowed\n",
+        ),
+        (
             scenario_with("bare-error", "", r#"[{"op":"invoke","name":"a-skill"}]"#),
             "error: plugin call `invoke` returned invalid output: a tool error must read `Error: <message>`\n",
         ),

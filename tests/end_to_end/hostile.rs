@@ -418,6 +418,15 @@ fn tool_results_are_checked_before_anyone_sees_them() {
         let error = plugin.invoke(&registry, Some("/workspace"), &arguments).unwrap_err();
         assert_eq!(error.to_string(), format!("plugin call `invoke` returned invalid output: {reason}"));
     }
+    // Search matches: only for a query, and at most five.
+    let matching = hostile(json!({"mode": "many-matches"}), manual(SandboxLimits::default()));
+    for (arguments, reason) in [
+        (arguments.as_str(), "it returned search matches, but the arguments have no query"),
+        (r#"{"query":"a"}"#, "it returned 6 search matches; at most 5 are allowed"),
+    ] {
+        let error = matching.invoke(&registry, Some("/workspace"), arguments).unwrap_err();
+        assert_eq!(error.to_string(), format!("plugin call `invoke` returned invalid output: {reason}"));
+    }
     // The same checks pass the real plugin's result.
     assert!(plugin().invoke(&registry, Some("/workspace"), &arguments).is_ok());
 }
