@@ -368,7 +368,7 @@ fn validate_tool_result(
 }
 
 /// Checks what a `query` found (docs/spec.md §3.14): asked for by a string
-/// `query`, at most [`skill_rules::MAX_SEARCH_MATCHES`] distinct valid
+/// `query` and no `name`, at most [`skill_rules::MAX_SEARCH_MATCHES`] distinct valid
 /// skill names, no load to record.
 fn validate_matches(
     matches: &[api::SkillMatch],
@@ -379,7 +379,8 @@ fn validate_matches(
     let invalid = |reason: String| HostError::InvalidOutput { call: "invoke", reason };
     let arguments = serde_json::from_str::<Value>(arguments).ok();
     let query = arguments.as_ref().and_then(|arguments| arguments.get("query")).and_then(Value::as_str);
-    if query.is_none() {
+    let named = arguments.as_ref().is_some_and(|arguments| arguments.get("name").is_some());
+    if query.is_none() || named {
         return Err(invalid("it returned search matches, but the arguments have no query".to_owned()));
     }
     if matches.len() > skill_rules::MAX_SEARCH_MATCHES {
@@ -834,6 +835,11 @@ mod tests {
         assert!(validate_tool_result(&found(&["a", "b"], false), r#"{"query":"x"}"#, check()).is_ok());
         for (returned, arguments, reason) in [
             (found(&["a"], false), r#"{"name":"a"}"#, "it returned search matches, but the arguments have no query"),
+            (
+                found(&["a"], false),
+                r#"{"name":"a","query":"x"}"#,
+                "it returned search matches, but the arguments have no query",
+            ),
             (
                 found(&["a", "b", "c", "d", "e", "f"], false),
                 r#"{"query":"x"}"#,

@@ -91,6 +91,8 @@ pub struct Catalog {
     entries_json: Option<String>,
     /// Under a budget, the coverage line (docs/spec.md §3.13).
     coverage: Option<String>,
+    /// Under a budget, the names it left out, in name order.
+    pub left_out: Vec<String>,
     /// Its lines read back by name, once asked for (delta updates).
     shown: OnceCell<(Rc<ShownCatalog>, CatalogDigest)>,
 }
@@ -152,7 +154,7 @@ impl Catalog {
             match shown {
                 Shown::Whole => writer.push(name, description),
                 Shown::Cut(width) => writer.push(name, &budget::cut(description, width)),
-                Shown::LeftOut => writer.skip(),
+                Shown::LeftOut => writer.skip(name),
             }
         }
         writer.finish(Some(coverage.line(config.skill_search)))
@@ -203,7 +205,7 @@ impl Catalog {
 }
 
 /// A description normalised and capped as `form` counts.
-fn capped(raw: &str, max_length: usize, form: CatalogForm) -> String {
+pub(crate) fn capped(raw: &str, max_length: usize, form: CatalogForm) -> String {
     match form {
         CatalogForm::Plugin => catalog_description(raw, max_length),
         CatalogForm::SkillCatalog => catalog_description_utf16(raw, max_length),
@@ -214,7 +216,7 @@ fn capped(raw: &str, max_length: usize, form: CatalogForm) -> String {
 struct CatalogWriter {
     lines: CatalogLines,
     entries: Option<String>,
-    left_out: usize,
+    left_out: Vec<String>,
 }
 
 impl CatalogWriter {
@@ -222,7 +224,7 @@ impl CatalogWriter {
         Self {
             lines: CatalogLines::default(),
             entries: (form == CatalogForm::SkillCatalog).then(|| String::from("[")),
-            left_out: 0,
+            left_out: Vec::new(),
         }
     }
 
@@ -242,9 +244,9 @@ impl CatalogWriter {
         }
     }
 
-    /// Counts a skill the budget left out.
-    fn skip(&mut self) {
-        self.left_out += 1;
+    /// Notes a skill the budget left out.
+    fn skip(&mut self, name: &str) {
+        self.left_out.push(name.to_owned());
     }
 
     fn finish(self, coverage: Option<String>) -> Catalog {
@@ -255,7 +257,8 @@ impl CatalogWriter {
         }
         let mut catalog = lines.finish();
         catalog.len = len;
-        catalog.total = len + left_out;
+        catalog.total = len + left_out.len();
+        catalog.left_out = left_out;
         catalog.entries_json = entries.map(|mut entries| {
             entries.push(']');
             entries
@@ -298,6 +301,7 @@ impl CatalogLines {
             body: self.body,
             entries_json: None,
             coverage: None,
+            left_out: Vec::new(),
             shown: OnceCell::new(),
         }
     }
@@ -353,11 +357,10 @@ pub enum Published {
 }
 
 /// What `message` is to the history scan; `None` when it is neither a
-/// published catalog nor an update. An update is recognised by its source
-/// alone here; it is read when the catalog it updates is.
+/// published catalog nor a well-formed update.
 pub fn published(message: &Message) -> Option<Published> {
     if source_kind(&message.source) == SourceKind::OwnUpdate {
-        return Some(Published::Update);
+        return crate::catalog_update::Update::of_published(message).map(|_| Published::Update);
     }
     published_digest(message).map(Published::Catalog)
 }
@@ -382,10 +385,10 @@ fn recognise(message: &Message, want_digest: bool) -> Option<Option<CatalogDiges
         }
         SourceKind::SkillCatalog(source) => {
             let mut lines = entry_lines(&source)?;
-            match source.get("coverage") {
-                None => {}
-                Some(Value::String(line)) => lines.push_line(&escape::text(line)),
-                Some(_) => return None,
+            // Only a string is a coverage line (docs/spec.md §3.13); another
+            // value is ignored, as any other field is.
+            if let Some(Value::String(line)) = source.get("coverage") {
+                lines.push_line(&escape::text(line));
             }
             Some(want_digest.then(|| lines.finish().digest))
         }

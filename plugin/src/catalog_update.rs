@@ -97,9 +97,8 @@ impl ShownCatalog {
                     shown.entries.insert(name.to_owned(), crate::escape::text(description));
                 }
                 shown.coverage = match source.get("coverage") {
-                    None => None,
                     Some(Value::String(line)) => Some(crate::escape::text(line)),
-                    Some(_) => return None,
+                    _ => None,
                 };
                 Some(shown)
             }
@@ -140,10 +139,14 @@ pub struct Update {
 }
 
 impl Update {
-    /// What takes `from` to `to`; `None` when an update cannot say it (`to`
-    /// drops the coverage line `from` has).
+    /// What takes `from` to `to`; `None` when an update cannot say it: `to`
+    /// drops the coverage line `from` has, or a name either shows is not a
+    /// skill name (read from a foreign catalog; no host accepts it).
     pub fn between(from: &ShownCatalog, to: &ShownCatalog) -> Option<Self> {
         if from.coverage.is_some() && to.coverage.is_none() {
+            return None;
+        }
+        if !from.entries.keys().chain(to.entries.keys()).all(|name| skill_rules::is_skill_name(name)) {
             return None;
         }
         let changed = to
@@ -178,6 +181,9 @@ impl Update {
         let start = text.find(OPEN_MARKER)? + OPEN_MARKER.len();
         let length = text[start..].find(CLOSE_MARKER)?;
         let lines = ShownCatalog::from_lines(&text[start..start + length])?;
+        if !lines.entries.keys().all(|name| skill_rules::is_skill_name(name)) {
+            return None;
+        }
         Some(Self { changed: lines.entries.into_iter().collect(), removed, coverage: lines.coverage })
     }
 

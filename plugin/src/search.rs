@@ -4,7 +4,6 @@
 //! facing a shortened catalog can still reach every skill.
 
 use crate::config::Config;
-use crate::description::catalog_description;
 use crate::escape;
 use crate::tool::ToolError;
 use crate::types::{Registry, SkillSummary};
@@ -43,8 +42,7 @@ pub struct Matches {
 /// Ranked by how many query words match, then by the score (3 for a name
 /// part, 2 inside the name, 1 in the description), then by name.
 pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<Matches, ToolError> {
-    let mut words = words(query);
-    words.truncate(MAX_QUERY_WORDS);
+    let words = query_words(query);
     if words.is_empty() {
         return Err(ToolError::InvalidArguments("\"query\" has no words to search for".to_owned()));
     }
@@ -65,7 +63,11 @@ pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<
         .take(MAX_SEARCH_MATCHES)
         .map(|(_, skill)| SkillMatch {
             name: skill.name.clone(),
-            description: catalog_description(&skill.description, config.catalog_description_max_length),
+            description: crate::catalog::capped(
+                &skill.description,
+                config.catalog_description_max_length,
+                config.catalog_form,
+            ),
         })
         .collect();
     Ok(Matches { best, matched })
@@ -73,7 +75,8 @@ pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<
 
 /// (query words matched, score) for one skill.
 fn rank(words: &[String], skill: &SkillSummary) -> (usize, usize) {
-    let description = self::words(&skill.description);
+    let description = skill.description.to_lowercase();
+    let description: Vec<&str> = description.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
     let mut matched = 0;
     let mut score = 0;
     for word in words {
@@ -81,7 +84,9 @@ fn rank(words: &[String], skill: &SkillSummary) -> (usize, usize) {
             3
         } else if skill.name.contains(word.as_str()) {
             2
-        } else if description.iter().any(|known| known == word || (word.len() >= 3 && known.starts_with(word.as_str())))
+        } else if description
+            .iter()
+            .any(|known| *known == word.as_str() || (word.chars().count() >= 3 && known.starts_with(word.as_str())))
         {
             1
         } else {
@@ -95,13 +100,17 @@ fn rank(words: &[String], skill: &SkillSummary) -> (usize, usize) {
     (matched, score)
 }
 
-/// The distinct lower-case words of `text`: runs of letters and digits.
-fn words(text: &str) -> Vec<String> {
+/// The first [`MAX_QUERY_WORDS`] distinct lower-case words of `query`:
+/// runs of letters and digits.
+fn query_words(query: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
+    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
         let word = word.to_lowercase();
         if !words.contains(&word) {
             words.push(word);
+            if words.len() == MAX_QUERY_WORDS {
+                break;
+            }
         }
     }
     words
@@ -169,6 +178,7 @@ mod tests {
             skill("tag-release", "Create and push an annotated release tag.", true),
             skill("secret-deploy", "Deploy by hand.", false),
             skill("triage-bug", "Triage a <bug> report & label it.", true),
+            skill("notes-fr", "Rédiger des notes.", true),
         ])
     }
 
@@ -190,6 +200,9 @@ mod tests {
         // A description word's start counts from three letters.
         assert_eq!(names(&search(&config, &listing(), "annot").unwrap()), ["tag-release"]);
         assert!(search(&config, &listing(), "pu").unwrap().best.is_empty());
+        // Three characters, not bytes.
+        assert!(search(&config, &listing(), "ré").unwrap().best.is_empty());
+        assert_eq!(names(&search(&config, &listing(), "RÉD").unwrap()), ["notes-fr"]);
     }
 
     #[test]
@@ -207,6 +220,18 @@ mod tests {
         let found = search(&config, &many, "pdf").unwrap();
         assert_eq!((found.best.len(), found.matched), (MAX_SEARCH_MATCHES, 8));
         assert!(found.render().starts_with("The best 5 of 8 skills matching the query:\n- `s0-pdf`: Pdf.\n"));
+    }
+
+    #[test]
+    fn only_the_first_sixteen_distinct_words_count() {
+        let mut query: Vec<String> = (0..16).map(|i| format!("w{i}")).collect();
+        query.push("bug".to_owned());
+        assert!(search(&Config::default(), &listing(), &query.join(" ")).unwrap().best.is_empty());
+        query.insert(3, "bug".to_owned());
+        assert_eq!(names(&search(&Config::default(), &listing(), &query.join(" ")).unwrap()), ["triage-bug"]);
+        // A long query costs its first words only.
+        let long: String = (0..100_000).map(|i| format!("x{i} ")).collect();
+        assert!(search(&Config::default(), &listing(), &long).unwrap().best.is_empty());
     }
 
     #[test]

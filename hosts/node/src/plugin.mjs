@@ -311,14 +311,16 @@ export const MAX_SEARCH_MATCHES = 5;
 
 /**
  * Checks what a `query` found (docs/spec.md §3.14): asked for by a string
- * `query`, at most `MAX_SEARCH_MATCHES` distinct valid skill names, no load
+ * `query` and no `name`, at most `MAX_SEARCH_MATCHES` distinct valid skill names, no load
  * to record.
  */
 function validateMatches(matches, loaded, argumentsText, check, invalid) {
   let query;
   try {
     const argumentsValue = parse(argumentsText);
-    if (isObject(argumentsValue) && typeof argumentsValue.query === 'string') query = argumentsValue.query;
+    if (isObject(argumentsValue) && typeof argumentsValue.query === 'string' && !Object.hasOwn(argumentsValue, 'name')) {
+      query = argumentsValue.query;
+    }
   } catch {
     query = undefined;
   }

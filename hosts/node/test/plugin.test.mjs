@@ -219,6 +219,7 @@ test('search matches answer a query with at most five distinct skills and record
   validateToolResult(found(['a', 'b']), '{"query":"x"}', check());
   for (const [returned, args, reason] of [
     [found(['a']), '{"name":"a"}', 'it returned search matches, but the arguments have no query'],
+    [found(['a']), '{"name":"a","query":"x"}', 'it returned search matches, but the arguments have no query'],
     [found(['a', 'b', 'c', 'd', 'e', 'f']), '{"query":"x"}', 'it returned 6 search matches; at most 5 are allowed'],
     [found(['a', 'a']), '{"query":"x"}', 'search match 1 names skill "a", which is not a valid skill name or is listed twice'],
     [found(['A']), '{"query":"x"}', 'search match 0 names skill "A", which is not a valid skill name or is listed twice'],

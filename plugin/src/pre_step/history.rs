@@ -32,6 +32,9 @@ pub enum Visible {
         seq: u64,
         /// Its digest.
         digest: CatalogDigest,
+        /// No hidden catalog is newer: an update written now is read back
+        /// against this one.
+        updatable: bool,
     },
     /// A visible complete catalog with visible updates after it.
     Updated {
@@ -58,6 +61,7 @@ impl CatalogHistory {
         // Updates newer than the complete catalog being looked for, newest first.
         let mut updates: Vec<u64> = Vec::new();
         let mut hidden_update = false;
+        let mut hidden_newer = false;
         session.visit_newest_first(&filters, HISTORY_PAGE, |reference| {
             let published = match memory.published(key, reference.seq) {
                 Some(known) => known,
@@ -77,7 +81,10 @@ impl CatalogHistory {
                 }
                 Published::Catalog(digest) if updates.is_empty() => {
                     if reference.visible {
-                        history.visible = Some(Visible::Catalog { seq: reference.seq, digest });
+                        history.visible =
+                            Some(Visible::Catalog { seq: reference.seq, digest, updatable: !hidden_newer });
+                    } else {
+                        hidden_newer = true;
                     }
                     // The newest visible catalog ends the scan.
                     !reference.visible
@@ -98,6 +105,15 @@ impl CatalogHistory {
 }
 
 impl Visible {
+    /// Whether an update written now would be read back against this
+    /// catalog (docs/spec.md §3.13).
+    pub fn updatable(&self) -> bool {
+        match self {
+            Self::Catalog { updatable, .. } => *updatable,
+            Self::Updated { .. } => true,
+        }
+    }
+
     /// What the model sees and its [`ShownCatalog::digest`], read from the
     /// session (remembered per session and newest message, since events
     /// never change); `None` when a message no longer reads as what it was.

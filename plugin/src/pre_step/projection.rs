@@ -65,7 +65,11 @@ pub(super) fn project_catalog(
         }
     };
     // 7. A catalog another listener (or an earlier attempt) already proposed.
-    let existing = messages.iter().position(|entry| catalog::is_catalog_or_update(&entry.message));
+    // (Updates only with delta updates on: by default, step 7 is the reference's.)
+    let delta = config.catalog_updates == CatalogUpdates::Delta;
+    let existing = messages.iter().position(|entry| {
+        if delta { catalog::is_catalog_or_update(&entry.message) } else { catalog::is_catalog(&entry.message) }
+    });
     let mut projection =
         Projection { revision: revision.filter(|_| context.tool_view == ToolView::Visible), steady: None };
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
@@ -107,9 +111,12 @@ pub(super) fn project_catalog(
     } else {
         let replacement = catalog.replacement_message(config.user_invocation);
         let update = match &history.visible {
-            Some(visible) if config.catalog_updates == CatalogUpdates::Delta && catalog.total > 0 => {
-                shown(memory, visible).and_then(|(seen, _)| Update::between(&seen, &catalog.shown().0))
-            }
+            Some(visible) if delta && catalog.total > 0 && visible.updatable() => shown(memory, visible)
+                // An update of an empty catalog would not take back its "no skills" line.
+                .filter(|(seen, _)| !seen.entries.is_empty())
+                .and_then(|(seen, _)| Update::between(&seen, &catalog.shown().0))
+                // A skill the budget left out is still loadable: no "do not use" for it.
+                .filter(|update| update.removed.iter().all(|name| catalog.left_out.binary_search(name).is_err())),
             _ => None,
         };
         match update.filter(|update| !update.is_empty()).map(|update| update.message()) {
@@ -126,8 +133,9 @@ pub(super) fn project_catalog(
     Ok((messages, projection))
 }
 
+/// A message's text length in characters.
 fn text_length(message: &Message) -> usize {
-    message.single_text().map_or(0, str::len)
+    message.single_text().map_or(0, |text| text.chars().count())
 }
 
 /// Steps 3 to 5 through the registry: the catalog of the current snapshot

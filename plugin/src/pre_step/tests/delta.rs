@@ -164,3 +164,63 @@ fn a_budgeted_catalog_updates_its_coverage_line() {
     assert!(text.ends_with("Removed from the catalog, do not use: `s29`.\n</system-reminder>"), "{text}");
     assert_eq!(step(&config, &FakeRegistry::with(second), &mut session), []);
 }
+
+#[test]
+fn a_foreign_name_no_host_accepts_brings_a_complete_catalog() {
+    let mut session = FakeSession::default();
+    session.push(Message {
+        source: r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"One."},{"name":"Bad Name","description":"x"}]}"#.to_owned(),
+        content: vec![ContentBlock::Text("catalog".to_owned())],
+    });
+    let messages = step(&delta(), &FakeRegistry::with(&[("a", "One.")]), &mut session);
+    assert_eq!(messages, [catalog_of(&[("a", "One.")]).replacement_message(false)]);
+}
+
+#[test]
+fn no_update_is_written_past_a_hidden_newer_catalog_nor_onto_an_empty_one() {
+    let first = [("a", "One."), ("b", "Two.")];
+    let mut session = FakeSession::default();
+    session.push(catalog_of(&first).initial_message(false));
+    let hidden = session.push(catalog_of(&[("z", "Z.")]).replacement_message(false));
+    session.hidden.insert(hidden);
+    let second = [("a", "One."), ("b", "Two, changed.")];
+    assert_eq!(
+        step(&delta(), &FakeRegistry::with(&second), &mut session),
+        [catalog_of(&second).replacement_message(false)]
+    );
+    assert_eq!(step(&delta(), &FakeRegistry::with(&second), &mut session), []);
+    // After the empty catalog (which says no skill is available), a complete one.
+    assert_eq!(step(&delta(), &FakeRegistry::with(&[]), &mut session), [catalog_of(&[]).replacement_message(false)]);
+    assert_eq!(
+        step(&delta(), &FakeRegistry::with(&first), &mut session),
+        [catalog_of(&first).replacement_message(false)]
+    );
+}
+
+#[test]
+fn a_skill_the_budget_leaves_out_is_never_called_removed() {
+    let config = Config::parse(r#"{"catalogUpdates":"delta","catalogBudget":30}"#).unwrap();
+    let first = [("b", "Two."), ("c", "Three.")];
+    let mut session = FakeSession::default();
+    step(&config, &FakeRegistry::with(&first), &mut session);
+    // `a` comes first in name order and pushes `c` out: a complete catalog.
+    let second = [("a", "One."), ("b", "Two."), ("c", "Three.")];
+    let messages = step(&config, &FakeRegistry::with(&second), &mut session);
+    let expected = Catalog::for_config(&FakeRegistry::with(&second).snapshot.borrow().clone().unwrap().skills, &config);
+    assert_eq!(expected.left_out, ["c"]);
+    assert_eq!(messages, [expected.replacement_message(false)]);
+}
+
+#[test]
+fn by_default_an_update_is_neither_taken_from_a_proposal_nor_counted_when_malformed() {
+    let (registry, session) = published_skill_a();
+    let proposed = Message {
+        source: r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":[]}"#.to_owned(),
+        content: vec![ContentBlock::Text("something else entirely".to_owned())],
+    };
+    assert_eq!(run(&registry, &session, vec![proposed.clone()]), std::slice::from_ref(&proposed));
+    // A session holding only a malformed update was never published to.
+    let mut session = FakeSession::default();
+    session.push(Message { content: vec![ContentBlock::Text("hi".to_owned())], ..proposed });
+    assert_eq!(run(&registry, &session, vec![]), [catalog_of(&[("a", "One.")]).initial_message(false)]);
+}
