@@ -313,3 +313,54 @@ fn bad_json_rpc_gets_an_error_naming_it_and_the_server_keeps_serving() {
     let status = server.wait().unwrap();
     assert!(status.success(), "{status}");
 }
+
+/// With a catalog budget and search configured, the official client sees
+/// the search schema, a tool description carrying the budgeted catalog and
+/// its coverage line, and for a `query` exactly what `load --query` prints.
+#[test]
+fn an_official_mcp_client_searches_the_skills_a_budget_left_out() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    let config = sandbox.path().join("budget.json");
+    std::fs::write(&config, r#"{"catalogBudget": 60, "skillSearch": true}"#).unwrap();
+    let plan = json!({
+        "command": [path(&skill_host_bin()), "--config", path(&config), "mcp", "--no-watch", "--cwd", path(&workspace)],
+        "env": env(&sandbox),
+        "calls": [{"query": "release notes"}, {"name": "release-notes"}, {"name": "review-pr", "query": "x"}],
+    });
+    let plan_file = sandbox.path().join("plan.json");
+    std::fs::write(&plan_file, plan.to_string()).unwrap();
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/mcp-client/client.py"))
+        .arg(&plan_file)
+        .output()
+        .expect("the MCP client runs");
+    assert!(output.status.success(), "the client failed: {}", stderr(&output));
+    let transcript: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let tool = &transcript["tools"][0];
+    assert_eq!(tool["inputSchema"]["properties"]["query"]["type"], "string", "{tool}");
+    let description = tool["description"].as_str().unwrap();
+    assert!(description.starts_with("Load the full instructions for an available skill, or find skills by `query`."));
+    let catalog = step(&sandbox, &workspace, &["--config", path(&config)]);
+    assert!(text_of(&catalog[0]).contains("\nCatalog coverage: "), "{}", text_of(&catalog[0]));
+    assert!(description.ends_with(text_of(&catalog[0])), "{description}");
+    let printed = |args: &[&str]| {
+        let mut all = vec!["--config", path(&config), "load", "--cwd", path(&workspace)];
+        all.extend_from_slice(args);
+        let output = sandbox.run(&all);
+        let text = stdout(&output);
+        (text.strip_suffix('\n').unwrap_or(&text).to_owned(), output.status.code() == Some(1))
+    };
+    let calls = transcript["calls"].as_array().unwrap();
+    let expected = [
+        printed(&["--query", "release notes"]),
+        printed(&["release-notes"]),
+        ("Error: invalid arguments: give \"name\" or \"query\", not both".to_owned(), true),
+    ];
+    assert!(expected[0].0.starts_with("Skills matching the query:\n- `release-notes`: "), "{}", expected[0].0);
+    for (call, (text, is_error)) in calls.iter().zip(&expected) {
+        assert_eq!(call["text"], json!([text]), "{}", call["arguments"]);
+        assert_eq!(call["isError"], json!(is_error), "{}", call["arguments"]);
+    }
+    assert_eq!(calls.len(), expected.len());
+}
