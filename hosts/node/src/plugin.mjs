@@ -125,9 +125,10 @@ export class Plugin {
 
   /**
    * Calls the `skill` tool with the model's JSON `argumentsText`: `{ ok,
-   * text, loaded }` or `{ error }`. `loaded` is what the plugin asked the host
-   * to record of the load (`{ name, provider, bodyDigest }`, the digest a
-   * string or null), or null.
+   * text, loaded }` or `{ error }`. `ok` is the skill's value, or `{ matches:
+   * [{ name, description }] }` for a `query` (`skillSearch`). `loaded` is
+   * what the plugin asked the host to record of the load (`{ name, provider,
+   * bodyDigest }`, the digest a string or null), or null.
    */
   async invoke(registry, cwd, argumentsText, Host = CallContext) {
     const host = new Host({ registry, cwd: cwd ?? null });
