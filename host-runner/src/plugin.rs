@@ -593,7 +593,7 @@ fn is_skill_catalog_source(source: &Value) -> bool {
     };
     let entries = fields.get("entries").and_then(Value::as_array);
     fields.len() == 3 + update + coverage
-        && fields.get("kind").and_then(Value::as_str) == Some("skill-catalog")
+        && fields.get("kind").and_then(Value::as_str) == Some(skill_rules::SKILL_CATALOG_KIND)
         && fields.get("form").and_then(Value::as_str) == Some("catalog")
         && entries.is_some_and(|entries| {
             entries.iter().all(|entry| {

@@ -9,6 +9,8 @@
 //! listed, unpinned descriptions: one shorter than its share keeps its
 //! whole text, and each of the others is cut to the largest equal share.
 
+use skill_rules::COVERAGE_PREFIX;
+
 use crate::description::ELLIPSIS;
 
 /// The characters of an entry line besides its name and description:
@@ -60,7 +62,7 @@ impl Coverage {
     /// skills.
     pub fn line(&self, search: bool) -> String {
         let Self { total, listed, shortened } = *self;
-        let mut line = format!("Catalog coverage: {listed} of {total} {} listed", plural(total, "skill", "skills"));
+        let mut line = format!("{COVERAGE_PREFIX}{listed} of {total} {} listed", plural(total, "skill", "skills"));
         if shortened > 0 {
             line.push_str(&format!(
                 ", {shortened} with {}",

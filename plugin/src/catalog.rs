@@ -19,10 +19,9 @@ pub use skill_rules::CATALOG_SOURCE;
 /// The plugin's name inside [`CATALOG_SOURCE`].
 pub use skill_rules::PLUGIN_NAME;
 /// The source kind later DeepSeek Harness versions use for catalogs.
-pub const SKILL_CATALOG_KIND: &str = "skill-catalog";
+pub use skill_rules::SKILL_CATALOG_KIND;
 
-const OPEN_MARKER: &str = "<available_skills>\n";
-const CLOSE_MARKER: &str = "</available_skills>";
+use skill_rules::{CATALOG_CLOSE_MARKER as CLOSE_MARKER, CATALOG_OPEN_MARKER as OPEN_MARKER};
 
 const INITIAL_HEAD: &str = "<system-reminder>\nA skill is a reusable set of task-specific instructions. The following skills are available in this session:\n\n<available_skills>\n";
 const INITIAL_TAIL: &str = "</available_skills>\n\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.";

@@ -58,20 +58,7 @@ pub fn catalog_description_utf16(raw: &str, max_units: usize) -> String {
 
 /// Collapses every whitespace run to one space and trims.
 fn normalise(raw: &str) -> String {
-    let mut normalized = String::with_capacity(raw.len());
-    let mut pending_space = false;
-    for c in raw.chars() {
-        if is_ecmascript_whitespace(c) {
-            pending_space = !normalized.is_empty();
-        } else {
-            if pending_space {
-                normalized.push(' ');
-                pending_space = false;
-            }
-            normalized.push(c);
-        }
-    }
-    normalized
+    skill_rules::normalise_description(raw)
 }
 
 #[cfg(test)]

@@ -51,6 +51,38 @@ pub const MAX_PLUGIN_ADDED_MESSAGES: usize = 1 + MAX_SKILL_NOTICES + 1 + MAX_INV
 /// JSON (docs/spec.md §3.10).
 pub const INVOCATION_NOTE_SOURCE: &str = r#"{"kind":"skill-invocation","form":"not-loaded"}"#;
 
+/// The source `kind` DeepSeek Harness 0.1.0-rc.8 gives its catalogs
+/// (`catalogSource: "skill-catalog"`, docs/spec.md §3.1).
+pub const SKILL_CATALOG_KIND: &str = "skill-catalog";
+
+/// The line that opens a catalog's entries (docs/spec.md §3.6).
+pub const CATALOG_OPEN_MARKER: &str = "<available_skills>\n";
+
+/// What closes a catalog's entries (docs/spec.md §3.6).
+pub const CATALOG_CLOSE_MARKER: &str = "</available_skills>";
+
+/// How the coverage line of a budgeted catalog starts (docs/spec.md §3.13).
+pub const COVERAGE_PREFIX: &str = "Catalog coverage: ";
+
+/// A description as the catalog measures it (docs/spec.md §3.5): every run
+/// of ECMAScript whitespace collapsed to one space, trimmed, not capped.
+pub fn normalise_description(raw: &str) -> String {
+    let mut normalized = String::with_capacity(raw.len());
+    let mut pending_space = false;
+    for c in raw.chars() {
+        if is_ecmascript_whitespace(c) {
+            pending_space = !normalized.is_empty();
+        } else {
+            if pending_space {
+                normalized.push(' ');
+                pending_space = false;
+            }
+            normalized.push(c);
+        }
+    }
+    normalized
+}
+
 /// The `form` of a catalog update's source (with `catalogUpdates: "delta"`,
 /// docs/spec.md §3.13): `{"kind":"plugin","plugin":"dsh-tool-skill",
 /// "form":"catalog-update","removed":[names]}`. An update changes the

@@ -17,14 +17,9 @@ use skill_host::{
 
 use super::common::{GlobalOptions, cwd_or_current, print_line, print_out, warn, warn_all};
 
-/// The line that opens the catalog's entries.
-const OPEN_MARKER: &str = "<available_skills>\n";
-/// The line that closes them.
-const CLOSE_MARKER: &str = "</available_skills>";
-/// How the coverage line of a budgeted catalog starts.
-const COVERAGE_PREFIX: &str = "Catalog coverage: ";
-/// The source kind of DeepSeek Harness's own catalog form.
-const SKILL_CATALOG_KIND: &str = "skill-catalog";
+use skill_rules::{
+    CATALOG_CLOSE_MARKER as CLOSE_MARKER, CATALOG_OPEN_MARKER as OPEN_MARKER, COVERAGE_PREFIX, SKILL_CATALOG_KIND,
+};
 
 /// Show what the catalog costs and which skills it lists, shortens or leaves out, and why.
 #[derive(Args)]
@@ -184,16 +179,6 @@ fn unescape(escaped: &str) -> String {
     text
 }
 
-/// A description as the catalog measures it: whitespace runs collapsed to
-/// one space, trimmed, not capped.
-fn normalised(description: &str) -> String {
-    description
-        .split(skill_rules::is_ecmascript_whitespace)
-        .filter(|word| !word.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Why a skill is, or is not, in the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status<'a> {
@@ -259,7 +244,7 @@ fn rows<'a>(snapshot: &'a RegistrySnapshot, options: &'a CatalogOptions, publish
             let skill = &winner.candidate;
             let name = skill.name.as_str();
             if let Some(shown) = published.entries.get(name) {
-                let whole = normalised(&skill.description);
+                let whole = skill_rules::normalise_description(&skill.description);
                 let status = if *shown == whole { Status::Listed } else { Status::Shortened };
                 return Row { name, status, shown: Some((shown.chars().count(), whole.chars().count())) };
             }
