@@ -79,9 +79,6 @@ pub struct Catalog {
     pub body: String,
     /// Number of entries.
     pub len: usize,
-    /// Skills the catalog could list: [`Catalog::len`] plus those a budget
-    /// left out. Zero makes a replacement say that no skill is available.
-    pub total: usize,
     /// Digest of the lines joined with `\n`.
     pub digest: CatalogDigest,
     /// With [`CatalogForm::SkillCatalog`], the entries as the source's JSON
@@ -98,8 +95,8 @@ pub struct Catalog {
 
 impl PartialEq for Catalog {
     fn eq(&self, other: &Self) -> bool {
-        (&self.body, self.len, self.total, self.digest, &self.entries_json, &self.coverage)
-            == (&other.body, other.len, other.total, other.digest, &other.entries_json, &other.coverage)
+        (&self.body, self.len, self.digest, &self.entries_json, &self.coverage, &self.left_out)
+            == (&other.body, other.len, other.digest, &other.entries_json, &other.coverage, &other.left_out)
     }
 }
 
@@ -115,12 +112,22 @@ impl Catalog {
     /// Builds the catalog in `form`: the same lines and digest for the same
     /// entries, whichever form records them.
     pub fn build<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, max_length: usize, form: CatalogForm) -> Self {
-        let listed = skills.into_iter().filter(|skill| skill.invocation.model_invocable);
+        Self::whole(skills.into_iter().filter(|skill| skill.invocation.model_invocable), max_length, form)
+    }
+
+    /// Every skill of `listed` with its whole (capped) description, no coverage line.
+    fn whole<'a>(listed: impl Iterator<Item = &'a SkillSummary>, max_length: usize, form: CatalogForm) -> Self {
         let mut writer = CatalogWriter::new(form);
         for skill in listed {
             writer.push(&skill.name, &capped(&skill.description, max_length, form));
         }
         writer.finish(None)
+    }
+
+    /// Skills the catalog could list: [`Catalog::len`] plus those a budget
+    /// left out. Zero makes a replacement say that no skill is available.
+    pub fn total(&self) -> usize {
+        self.len + self.left_out.len()
     }
 
     /// Builds the catalog `config` asks for: [`Catalog::build`] without the
@@ -130,18 +137,12 @@ impl Catalog {
     pub fn for_config<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, config: &Config) -> Self {
         let max_length = config.catalog_description_max_length;
         let form = config.catalog_form;
-        if config.catalog_budget.is_none() && config.catalog_exclude.is_empty() {
-            return Self::build(skills, max_length, form);
-        }
         let eligible =
             skills.into_iter().filter(|skill| skill.invocation.model_invocable && !config.excludes(&skill.name));
-        let mut writer = CatalogWriter::new(form);
         let Some(budget) = config.catalog_budget else {
-            for skill in eligible {
-                writer.push(&skill.name, &capped(&skill.description, max_length, form));
-            }
-            return writer.finish(None);
+            return Self::whole(eligible, max_length, form);
         };
+        let mut writer = CatalogWriter::new(form);
         let described: Vec<(&str, String)> =
             eligible.map(|skill| (skill.name.as_str(), capped(&skill.description, max_length, form))).collect();
         let candidates: Vec<Candidate<'_>> = described
@@ -178,7 +179,7 @@ impl Catalog {
 
     /// Renders a replacement catalog message (every later publication).
     pub fn replacement_message(&self, user_invocation: bool) -> Message {
-        let (tail, note) = if self.total == 0 {
+        let (tail, note) = if self.total() == 0 {
             (REPLACEMENT_TAIL_EMPTY, USER_INVOCATION_EMPTY)
         } else {
             (REPLACEMENT_TAIL_LISTED, USER_INVOCATION_LISTED)
@@ -256,7 +257,6 @@ impl CatalogWriter {
         }
         let mut catalog = lines.finish();
         catalog.len = len;
-        catalog.total = len + left_out.len();
         catalog.left_out = left_out;
         catalog.entries_json = entries.map(|mut entries| {
             entries.push(']');
@@ -296,7 +296,6 @@ impl CatalogLines {
         Catalog {
             digest: CatalogDigest::of(joined),
             len: self.len,
-            total: self.len,
             body: self.body,
             entries_json: None,
             coverage: None,
@@ -358,25 +357,34 @@ pub enum Published {
 /// What `message` is to the history scan; `None` when it is neither a
 /// published catalog nor a well-formed update.
 pub fn published(message: &Message) -> Option<Published> {
-    if source_kind(&message.source) == SourceKind::OwnUpdate {
-        return crate::catalog_update::Update::of_published(message).map(|_| Published::Update);
+    match source_kind(&message.source) {
+        SourceKind::OwnUpdate => crate::catalog_update::Update::of_published(message).map(|_| Published::Update),
+        kind => recognise(message, kind, true).flatten().map(Published::Catalog),
     }
-    published_digest(message).map(Published::Catalog)
 }
 
 /// Whether `message` is a published catalog (docs/spec.md §3.7), cheaply: no digest.
 pub fn is_catalog(message: &Message) -> bool {
-    recognise(message, false).is_some()
+    recognise(message, source_kind(&message.source), false).is_some()
+}
+
+/// Whether `message` is a published catalog or a well-formed update of one.
+pub fn is_catalog_or_update(message: &Message) -> bool {
+    match source_kind(&message.source) {
+        SourceKind::OwnUpdate => crate::catalog_update::Update::of_published(message).is_some(),
+        kind => recognise(message, kind, false).is_some(),
+    }
 }
 
 /// The digest of a published catalog, or `None` when `message` is not one.
 pub fn published_digest(message: &Message) -> Option<CatalogDigest> {
-    recognise(message, true).flatten()
+    recognise(message, source_kind(&message.source), true).flatten()
 }
 
-/// `Some(None)`: a catalog, digest not asked for. `Some(Some(d))`: a catalog with digest `d`.
-fn recognise(message: &Message, want_digest: bool) -> Option<Option<CatalogDigest>> {
-    match source_kind(&message.source) {
+/// For a message whose source is of `kind`: `Some(None)`, a catalog, digest
+/// not asked for; `Some(Some(d))`, a catalog with digest `d`.
+fn recognise(message: &Message, kind: SourceKind, want_digest: bool) -> Option<Option<CatalogDigest>> {
+    match kind {
         SourceKind::OwnPlugin => {
             let text = message.single_text()?;
             let between = text_between_markers(text)?;
@@ -393,11 +401,6 @@ fn recognise(message: &Message, want_digest: bool) -> Option<Option<CatalogDiges
         }
         SourceKind::OwnUpdate | SourceKind::Other => None,
     }
-}
-
-/// Whether `message` is a published catalog or an update of one.
-pub fn is_catalog_or_update(message: &Message) -> bool {
-    is_catalog(message) || source_kind(&message.source) == SourceKind::OwnUpdate
 }
 
 /// The text between `<available_skills>\n` and the next `</available_skills>`.
@@ -630,7 +633,7 @@ mod tests {
             catalog.body,
             "- `alpha`: Short.\n- `beta`: A much...\n- `gamma`: Another...\nCatalog coverage: 3 of 3 skills listed, 2 with shortened descriptions.\n"
         );
-        assert_eq!((catalog.len, catalog.total), (3, 3));
+        assert_eq!((catalog.len, catalog.total()), (3, 3));
         let text = catalog.initial_message(false);
         assert!(text.single_text().unwrap().contains("<available_skills>\n- `alpha`: Short.\n"));
         assert!(text.single_text().unwrap().contains("shortened descriptions.\n</available_skills>\n\nIf the user"));
@@ -648,11 +651,11 @@ mod tests {
             catalog.body,
             "- `alpha`: Short.\n- `gamma`: Another long description that has to be shortened too.\nCatalog coverage: 2 of 3 skills listed; 1 left out, still loaded by exact name or found with the `skill` tool's `query`.\n"
         );
-        assert_eq!((catalog.len, catalog.total), (2, 3));
+        assert_eq!((catalog.len, catalog.total()), (2, 3));
         // Not even one name: nothing listed, and the message still lists the tail for skills.
         let catalog = Catalog::for_config(&skills, &budgeted(r#"{"catalogBudget":5}"#));
         assert_eq!(catalog.body, "Catalog coverage: 0 of 3 skills listed; 3 left out, still loaded by exact name.\n");
-        assert_eq!((catalog.len, catalog.total), (0, 3));
+        assert_eq!((catalog.len, catalog.total()), (0, 3));
         assert!(
             catalog.replacement_message(false).single_text().unwrap().contains("Use only names in this replacement")
         );

@@ -54,34 +54,29 @@ impl ShownCatalog {
     /// other line). `None` when they are not this plugin's lines: a
     /// duplicate name, or more than one other line.
     fn from_lines(text: &str) -> Option<Self> {
-        let mut shown = Self::default();
-        for line in text.split_terminator('\n') {
-            match entry(line) {
-                Some((name, description)) => {
-                    if shown.entries.insert(name.to_owned(), description.to_owned()).is_some() {
-                        return None;
-                    }
-                }
-                None if shown.coverage.is_none() => shown.coverage = Some(line.to_owned()),
-                None => return None,
-            }
-        }
-        Some(shown)
+        Self::read(text, true)
     }
 
     /// What a catalog this plugin built shows (a name listed twice, which a
     /// registry never does, keeps its last line).
     pub fn of(catalog: &Catalog) -> Self {
+        Self::read(&catalog.body, false).unwrap_or_default()
+    }
+
+    /// The lines of `text`; `strict`, `None` for a name listed twice or a
+    /// second line that is not an entry, else the last of them counts.
+    fn read(text: &str, strict: bool) -> Option<Self> {
         let mut shown = Self::default();
-        for line in catalog.body.split_terminator('\n') {
-            match entry(line) {
-                Some((name, description)) => {
-                    shown.entries.insert(name.to_owned(), description.to_owned());
-                }
-                None => shown.coverage = Some(line.to_owned()),
+        for line in text.split_terminator('\n') {
+            let repeated = match entry(line) {
+                Some((name, description)) => shown.entries.insert(name.to_owned(), description.to_owned()).is_some(),
+                None => shown.coverage.replace(line.to_owned()).is_some(),
+            };
+            if repeated && strict {
+                return None;
             }
         }
-        shown
+        Some(shown)
     }
 
     /// What a published complete catalog shows, in either form; `None` when

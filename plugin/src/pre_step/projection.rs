@@ -100,7 +100,7 @@ pub(super) fn project_catalog(
         return Ok((messages, projection));
     }
     // 10. Nothing was ever published and nothing is listed: no tombstone needed.
-    if !history.published && catalog.total == 0 {
+    if !history.published && catalog.total() == 0 {
         remove(&mut messages, existing);
         return Ok((messages, projection));
     }
@@ -111,7 +111,7 @@ pub(super) fn project_catalog(
     } else {
         let replacement = catalog.replacement_message(config.user_invocation);
         let update = match &history.visible {
-            Some(visible) if delta && catalog.total > 0 && visible.updatable() => shown(memory, visible)
+            Some(visible) if delta && catalog.total() > 0 && visible.updatable() => shown(memory, visible)
                 // An update of an empty catalog would not take back its "no skills" line.
                 .filter(|(seen, _)| !seen.entries.is_empty())
                 .and_then(|(seen, _)| Update::between(&seen, &catalog.shown().0))
