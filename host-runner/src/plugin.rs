@@ -772,16 +772,21 @@ mod tests {
             r#"{"kind":"skill-catalog","form":"catalog","entries":{}}"#,
             r#"{"kind":"skill-catalog","form":"catalog","entries":[],"coverage":1}"#,
         ] {
-            let source: Value = serde_json::from_str(bad).unwrap();
-            assert_eq!(
-                refusal(apply(&[], vec![added(bad, &["text"])])),
-                format!(
-                    "an added message has source {source}; the plugin may only write {} or a skill invocation",
-                    *CATALOG_SOURCE
-                ),
-                "{bad}"
-            );
+            assert_refused_as_foreign(bad);
         }
+    }
+
+    /// A message added with source `bad` is refused as no source the plugin may write.
+    fn assert_refused_as_foreign(bad: &str) {
+        let source: Value = serde_json::from_str(bad).unwrap();
+        assert_eq!(
+            refusal(apply(&[], vec![added(bad, &["text"])])),
+            format!(
+                "an added message has source {source}; the plugin may only write {} or a skill invocation",
+                *CATALOG_SOURCE
+            ),
+            "{bad}"
+        );
     }
 
     #[test]
@@ -801,15 +806,7 @@ mod tests {
             r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog","removed":[]}"#,
             r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":[],"x":1}"#,
         ] {
-            let source: Value = serde_json::from_str(bad).unwrap();
-            assert_eq!(
-                refusal(apply(&[], vec![added(bad, &["text"])])),
-                format!(
-                    "an added message has source {source}; the plugin may only write {} or a skill invocation",
-                    *CATALOG_SOURCE
-                ),
-                "{bad}"
-            );
+            assert_refused_as_foreign(bad);
         }
     }
 

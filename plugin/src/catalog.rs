@@ -428,18 +428,9 @@ fn entry_lines(source: &Value) -> Option<CatalogLines> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::InvocationPolicy;
 
     fn skill(name: &str, description: &str, model_invocable: bool) -> SkillSummary {
-        SkillSummary {
-            body_digest: None,
-            name: name.to_owned(),
-            description: description.to_owned(),
-            invocation: InvocationPolicy { model_invocable, user_invocable: true },
-            provider: "runtime".to_owned(),
-            source: "runtime".to_owned(),
-            path: None,
-        }
+        SkillSummary::for_test(name, description, model_invocable)
     }
 
     fn text_of(message: &Message) -> &str {

@@ -218,18 +218,10 @@ fn update_source(removed: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{InvocationPolicy, SkillSummary};
+    use crate::types::SkillSummary;
 
     fn skill(name: &str, description: &str) -> SkillSummary {
-        SkillSummary {
-            body_digest: None,
-            name: name.to_owned(),
-            description: description.to_owned(),
-            invocation: InvocationPolicy { model_invocable: true, user_invocable: true },
-            provider: "runtime".to_owned(),
-            source: "runtime".to_owned(),
-            path: None,
-        }
+        SkillSummary::for_test(name, description, true)
     }
 
     #[test]

@@ -142,7 +142,7 @@ impl Matches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{InvocationPolicy, RegistryError, SkillDefinition, SnapshotAnswer};
+    use crate::types::{RegistryError, SkillDefinition, SnapshotAnswer};
 
     struct Listing(Vec<SkillSummary>);
 
@@ -160,15 +160,7 @@ mod tests {
     }
 
     fn skill(name: &str, description: &str, model_invocable: bool) -> SkillSummary {
-        SkillSummary {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            invocation: InvocationPolicy { model_invocable, user_invocable: true },
-            provider: "runtime".to_owned(),
-            source: "runtime".to_owned(),
-            path: None,
-            body_digest: None,
-        }
+        SkillSummary::for_test(name, description, model_invocable)
     }
 
     fn listing() -> Listing {

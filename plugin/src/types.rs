@@ -32,6 +32,22 @@ pub struct SkillSummary {
     pub body_digest: Option<String>,
 }
 
+#[cfg(test)]
+impl SkillSummary {
+    /// A runtime skill for tests, user-invocable, with no path or digest.
+    pub(crate) fn for_test(name: &str, description: &str, model_invocable: bool) -> Self {
+        Self {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            invocation: InvocationPolicy { model_invocable, user_invocable: true },
+            provider: "runtime".to_owned(),
+            source: "runtime".to_owned(),
+            path: None,
+            body_digest: None,
+        }
+    }
+}
+
 /// A loaded skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillDefinition {

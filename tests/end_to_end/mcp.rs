@@ -54,6 +54,20 @@ fn step(sandbox: &Sandbox, workspace: &Path, extra: &[&str]) -> Vec<Value> {
     decision["messages"].as_array().unwrap().clone()
 }
 
+/// Runs the official client (tests/mcp-client/client.py) on `plan` and
+/// returns the transcript it prints.
+fn official_client(sandbox: &Sandbox, plan: &Value) -> Value {
+    let plan_file = sandbox.path().join("plan.json");
+    std::fs::write(&plan_file, plan.to_string()).unwrap();
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/mcp-client/client.py"))
+        .arg(&plan_file)
+        .output()
+        .expect("the MCP client runs");
+    assert!(output.status.success(), "the client failed: {}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
 fn text_of(message: &Value) -> &str {
     message["content"][0]["text"].as_str().unwrap()
 }
@@ -114,19 +128,11 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
         "change": {"path": path(&flat), "text": "---\nname: commit-message\ndescription: Changed while served.\n---\n\nBody.\n"},
     });
     plan.as_object_mut().unwrap().extend(server.as_object().unwrap().clone());
-    let plan_file = sandbox.path().join("plan.json");
-    std::fs::write(&plan_file, plan.to_string()).unwrap();
-    let output = Command::new(python())
-        .arg(repo_root().join("tests/mcp-client/client.py"))
-        .arg(&plan_file)
-        .output()
-        .expect("the MCP client runs");
-    assert!(output.status.success(), "the client failed: {}", stderr(&output));
+    let transcript = official_client(&sandbox, &plan);
     if let Some(server) = http_server {
         // SIGTERM ends the server cleanly, sessions and all.
         assert_eq!(server.stop().code(), Some(0));
     }
-    let transcript: Value = serde_json::from_str(&stdout(&output)).unwrap();
     // What the client saw before its change, `load` and `step` see now.
     std::fs::write(&flat, &flat_text).unwrap();
 
@@ -328,15 +334,7 @@ fn an_official_mcp_client_searches_the_skills_a_budget_left_out() {
         "env": env(&sandbox),
         "calls": [{"query": "release notes"}, {"name": "release-notes"}, {"name": "review-pr", "query": "x"}],
     });
-    let plan_file = sandbox.path().join("plan.json");
-    std::fs::write(&plan_file, plan.to_string()).unwrap();
-    let output = Command::new(python())
-        .arg(repo_root().join("tests/mcp-client/client.py"))
-        .arg(&plan_file)
-        .output()
-        .expect("the MCP client runs");
-    assert!(output.status.success(), "the client failed: {}", stderr(&output));
-    let transcript: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let transcript = official_client(&sandbox, &plan);
     let tool = &transcript["tools"][0];
     assert_eq!(tool["inputSchema"]["properties"]["query"]["type"], "string", "{tool}");
     let description = tool["description"].as_str().unwrap();
