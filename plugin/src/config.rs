@@ -1,6 +1,7 @@
 //! Plugin configuration (docs/spec.md §3.1).
 
 use serde_json::Value;
+use skill_rules::SkillPatterns;
 
 use crate::catalog::CatalogForm;
 
@@ -76,8 +77,9 @@ pub struct Config {
     pub catalog_budget: Option<usize>,
     /// Skills listed first under a budget, never shortened (sorted, unique).
     pub catalog_pinned: Vec<String>,
-    /// Names and patterns of skills the catalog leaves out.
-    pub catalog_exclude: Vec<String>,
+    /// Names and patterns of skills the catalog leaves out, compiled once
+    /// for the configuration's lifetime.
+    pub catalog_exclude: SkillPatterns,
     /// How catalog changes are published.
     pub catalog_updates: CatalogUpdates,
     /// Opt-in: the tool also takes a `query` and returns matching skills.
@@ -100,14 +102,14 @@ impl Config {
         catalog_form: CatalogForm::Plugin,
         catalog_budget: None,
         catalog_pinned: Vec::new(),
-        catalog_exclude: Vec::new(),
+        catalog_exclude: SkillPatterns::EMPTY,
         catalog_updates: CatalogUpdates::Full,
         skill_search: false,
     };
 
     /// Whether `catalogExclude` leaves the skill `name` out of the catalog.
     pub fn excludes(&self, name: &str) -> bool {
-        self.catalog_exclude.iter().any(|pattern| skill_rules::matches_skill_pattern(pattern, name))
+        self.catalog_exclude.matches(name)
     }
 
     /// Whether `catalogPinned` names the skill `name`.
@@ -170,8 +172,9 @@ impl Config {
                     config.catalog_pinned.dedup();
                 }
                 "catalogExclude" => {
-                    config.catalog_exclude =
-                        strings(value, skill_rules::is_skill_pattern).ok_or_else(|| EXCLUDE_ERROR.to_owned())?;
+                    config.catalog_exclude = SkillPatterns::new(
+                        strings(value, skill_rules::is_skill_pattern).ok_or_else(|| EXCLUDE_ERROR.to_owned())?,
+                    );
                 }
                 "catalogUpdates" => match value {
                     Value::Null => {}

@@ -18,6 +18,10 @@ extern crate alloc;
 
 use alloc::string::String;
 
+mod patterns;
+
+pub use patterns::SkillPatterns;
+
 /// The plugin's name in DeepSeek Harness (docs/spec.md §3.1).
 pub const PLUGIN_NAME: &str = "dsh-tool-skill";
 
@@ -107,7 +111,8 @@ pub fn is_skill_pattern(pattern: &str) -> bool {
 
 /// Whether `name` matches a `catalogExclude` pattern: `*` matches any run of
 /// characters (the empty one too), `?` exactly one, anything else itself.
-/// Linear in the lengths times the stars, never exponential.
+/// Linear in the lengths times the stars, never exponential. To test many
+/// names against many patterns, compile them once into [`SkillPatterns`].
 pub fn matches_skill_pattern(pattern: &str, name: &str) -> bool {
     let (pattern, name) = (pattern.as_bytes(), name.as_bytes());
     let (mut p, mut n) = (0, 0);

@@ -61,8 +61,9 @@ impl CatalogArgs {
 struct CatalogOptions {
     /// `catalogBudget`: the most characters of entry lines.
     budget: Option<u64>,
-    /// `catalogExclude`: names and patterns of skills left out.
-    exclude: Vec<String>,
+    /// `catalogExclude`: names and patterns of skills left out, compiled
+    /// once as the plugin compiles them.
+    exclude: skill_rules::SkillPatterns,
 }
 
 impl CatalogOptions {
@@ -76,15 +77,17 @@ impl CatalogOptions {
         let value: Value = serde_json::from_str(config).context("cannot read the configuration's catalog options")?;
         let budget = value.get("catalogBudget").and_then(integer);
         let exclude = match value.get("catalogExclude") {
-            Some(Value::Array(patterns)) => patterns.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-            _ => Vec::new(),
+            Some(Value::Array(patterns)) => skill_rules::SkillPatterns::new(
+                patterns.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            ),
+            _ => skill_rules::SkillPatterns::EMPTY,
         };
         Ok(Self { budget, exclude })
     }
 
     /// The first `catalogExclude` pattern that matches `name`.
     fn excluded_by(&self, name: &str) -> Option<&str> {
-        self.exclude.iter().map(String::as_str).find(|pattern| skill_rules::matches_skill_pattern(pattern, name))
+        self.exclude.first_match(name)
     }
 }
 
