@@ -8,6 +8,10 @@ use crate::escape;
 use crate::tool::ToolError;
 use crate::types::{Registry, SkillSummary};
 
+mod text;
+
+use text::Unit;
+
 pub use skill_rules::MAX_SEARCH_MATCHES;
 
 /// The most query words that count; the rest are ignored.
@@ -40,7 +44,9 @@ pub struct Matches {
 /// query word is one of its name's parts, inside its name, or a word of its
 /// description (or the start of one, for words of three letters or more).
 /// Ranked by how many query words match, then by the score (3 for a name
-/// part, 2 inside the name, 1 in the description), then by name.
+/// part, 2 inside the name, 1 in the description), then by name. Words are
+/// the units of the folded texts ([`text`]): for ASCII, lower-cased runs of
+/// letters and digits.
 pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<Matches, ToolError> {
     let words = query_words(query);
     if words.is_empty() {
@@ -74,20 +80,16 @@ pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<
 }
 
 /// (query words matched, score) for one skill.
-fn rank(words: &[String], skill: &SkillSummary) -> (usize, usize) {
-    let description = skill.description.to_lowercase();
-    let description: Vec<&str> = description.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+fn rank(words: &[Unit], skill: &SkillSummary) -> (usize, usize) {
+    let description = text::units(&text::fold(&skill.description));
     let mut matched = 0;
     let mut score = 0;
     for word in words {
-        let points = if skill.name.split('-').any(|part| part == word) {
+        let points = if skill.name.split('-').any(|part| part == word.text) {
             3
-        } else if skill.name.contains(word.as_str()) {
+        } else if skill.name.contains(word.text.as_str()) {
             2
-        } else if description
-            .iter()
-            .any(|known| *known == word.as_str() || (word.chars().count() >= 3 && known.starts_with(word.as_str())))
-        {
+        } else if description.iter().any(|known| in_description(word, &known.text)) {
             1
         } else {
             0
@@ -100,13 +102,20 @@ fn rank(words: &[String], skill: &SkillSummary) -> (usize, usize) {
     (matched, score)
 }
 
-/// The first [`MAX_QUERY_WORDS`] distinct lower-case words of `query`:
-/// runs of letters and digits.
-fn query_words(query: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    for word in query.split(|c: char| !c.is_alphanumeric()).filter(|word| !word.is_empty()) {
-        let word = word.to_lowercase();
-        if !words.contains(&word) {
+/// Whether the query word `word` matches the description unit `known`: it
+/// is that unit, or the start of it for words of three characters or more;
+/// a lone character of a spaceless script matches a unit holding it.
+fn in_description(word: &Unit, known: &str) -> bool {
+    known == word.text
+        || (word.text.chars().count() >= 3 && known.starts_with(word.text.as_str()))
+        || (word.lone_spaceless && known.contains(word.text.as_str()))
+}
+
+/// The first [`MAX_QUERY_WORDS`] distinct units of the folded `query`.
+fn query_words(query: &str) -> Vec<Unit> {
+    let mut words: Vec<Unit> = Vec::new();
+    for word in text::units(&text::fold(query)) {
+        if !words.iter().any(|known| known.text == word.text) {
             words.push(word);
             if words.len() == MAX_QUERY_WORDS {
                 break;
@@ -140,97 +149,4 @@ impl Matches {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::types::{RegistryError, SkillDefinition, SnapshotAnswer};
-
-    struct Listing(Vec<SkillSummary>);
-
-    impl Registry for Listing {
-        fn snapshot(&self, _known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
-            unreachable!()
-        }
-        fn list(&self, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
-            assert_eq!(name, None, "a search lists every skill");
-            Ok(self.0.clone())
-        }
-        fn get(&self, _name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
-            unreachable!()
-        }
-    }
-
-    fn skill(name: &str, description: &str, model_invocable: bool) -> SkillSummary {
-        SkillSummary::for_test(name, description, model_invocable)
-    }
-
-    fn listing() -> Listing {
-        Listing(vec![
-            skill("deploy-production", "Ship the current release to production.", true),
-            skill("release-notes", "Write release notes from merged pull requests.", true),
-            skill("tag-release", "Create and push an annotated release tag.", true),
-            skill("secret-deploy", "Deploy by hand.", false),
-            skill("triage-bug", "Triage a <bug> report & label it.", true),
-            skill("notes-fr", "Rédiger des notes.", true),
-        ])
-    }
-
-    fn names(matches: &Matches) -> Vec<&str> {
-        matches.best.iter().map(|skill| skill.name.as_str()).collect()
-    }
-
-    #[test]
-    fn ranks_by_words_matched_then_score_then_name() {
-        let config = Config::default();
-        let found = search(&config, &listing(), "Release tag").unwrap();
-        assert_eq!(names(&found), ["tag-release", "release-notes", "deploy-production"]);
-        assert_eq!(found.matched, 3);
-        // Only model-invocable skills, and never an excluded one.
-        let found = search(&config, &listing(), "deploy").unwrap();
-        assert_eq!(names(&found), ["deploy-production"]);
-        let excluding = Config::parse(r#"{"catalogExclude":["deploy-*"]}"#).unwrap();
-        assert!(search(&excluding, &listing(), "deploy").unwrap().best.is_empty());
-        // A description word's start counts from three letters.
-        assert_eq!(names(&search(&config, &listing(), "annot").unwrap()), ["tag-release"]);
-        assert!(search(&config, &listing(), "pu").unwrap().best.is_empty());
-        // Three characters, not bytes.
-        assert!(search(&config, &listing(), "ré").unwrap().best.is_empty());
-        assert_eq!(names(&search(&config, &listing(), "RÉD").unwrap()), ["notes-fr"]);
-    }
-
-    #[test]
-    fn renders_exactly() {
-        let config = Config::default();
-        assert_eq!(
-            search(&config, &listing(), "bug").unwrap().render(),
-            "Skills matching the query:\n- `triage-bug`: Triage a &lt;bug&gt; report &amp; label it.\n\nLoad one by calling the `skill` tool with its exact `name`."
-        );
-        assert_eq!(
-            search(&config, &listing(), "kubernetes").unwrap().render(),
-            "No skill matches the query. Try other words, or load a skill by the exact name the user gave."
-        );
-        let many = Listing((0..8).map(|i| skill(&format!("s{i}-pdf"), "Pdf.", true)).collect());
-        let found = search(&config, &many, "pdf").unwrap();
-        assert_eq!((found.best.len(), found.matched), (MAX_SEARCH_MATCHES, 8));
-        assert!(found.render().starts_with("The best 5 of 8 skills matching the query:\n- `s0-pdf`: Pdf.\n"));
-    }
-
-    #[test]
-    fn only_the_first_sixteen_distinct_words_count() {
-        let mut query: Vec<String> = (0..16).map(|i| format!("w{i}")).collect();
-        query.push("bug".to_owned());
-        assert!(search(&Config::default(), &listing(), &query.join(" ")).unwrap().best.is_empty());
-        query.insert(3, "bug".to_owned());
-        assert_eq!(names(&search(&Config::default(), &listing(), &query.join(" ")).unwrap()), ["triage-bug"]);
-        // A long query costs its first words only.
-        let long: String = (0..100_000).map(|i| format!("x{i} ")).collect();
-        assert!(search(&Config::default(), &listing(), &long).unwrap().best.is_empty());
-    }
-
-    #[test]
-    fn a_query_without_words_is_refused() {
-        assert_eq!(
-            search(&Config::default(), &listing(), " -- ").unwrap_err().model_text(),
-            "Error: invalid arguments: \"query\" has no words to search for"
-        );
-    }
-}
+mod tests;

@@ -77,9 +77,9 @@ impl CatalogOptions {
         let value: Value = serde_json::from_str(config).context("cannot read the configuration's catalog options")?;
         let budget = value.get("catalogBudget").and_then(integer);
         let exclude = match value.get("catalogExclude") {
-            Some(Value::Array(patterns)) => skill_rules::SkillPatterns::new(
-                patterns.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-            ),
+            Some(Value::Array(patterns)) => {
+                skill_rules::SkillPatterns::new(patterns.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            }
             _ => skill_rules::SkillPatterns::EMPTY,
         };
         Ok(Self { budget, exclude })
