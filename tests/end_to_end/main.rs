@@ -21,5 +21,6 @@ mod patterns;
 mod providers;
 mod remote;
 mod scenarios;
+mod search;
 mod turns;
 mod wit_contract;
