@@ -16,6 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::notify::Fingerprint;
@@ -46,35 +47,98 @@ impl State {
         Ok(Tool::new(self.definition.name.clone(), description, Arc::new(schema)))
     }
 
-    fn prompts(&self, snapshot: &RegistrySnapshot) -> Vec<Prompt> {
-        snapshot
-            .skills
-            .iter()
-            .filter(|winner| winner.candidate.invocation.user_invocable)
-            .map(|winner| Prompt::new(winner.candidate.name.clone(), Some(winner.candidate.description.clone()), None))
-            .collect()
+    /// What `tools/list` answers: the one tool.
+    fn tools_listing(&self) -> Result<ListToolsResult, HostError> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool()?]))
     }
 
-    /// What the client lists now, for change notifications.
-    pub(super) fn fingerprint(&self) -> Result<Fingerprint, HostError> {
-        let tool_description = self.tool()?.description.map(|text| text.into_owned()).unwrap_or_default();
-        let snapshot = self.snapshot();
-        let prompts = self
-            .prompts(&snapshot)
-            .into_iter()
-            .map(|prompt| (prompt.name, prompt.description.unwrap_or_default()))
-            .collect();
-        let skills = snapshot
-            .skills
-            .iter()
-            .filter(|winner| SkillFiles::of(winner).is_some())
-            .map(|winner| {
-                let path = winner.candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
-                (winner.candidate.name.clone(), path, winner.candidate.body_digest.clone())
-            })
-            .collect();
-        Ok(Fingerprint { tool_description, prompts, skills })
+    /// What `prompts/list` answers: a prompt per user-invocable skill.
+    fn prompts_listing(&self, snapshot: &RegistrySnapshot) -> ListPromptsResult {
+        ListPromptsResult::with_all_items(
+            snapshot
+                .skills
+                .iter()
+                .filter(|winner| winner.candidate.invocation.user_invocable)
+                .map(|winner| {
+                    Prompt::new(winner.candidate.name.clone(), Some(winner.candidate.description.clone()), None)
+                })
+                .collect(),
+        )
     }
+
+    /// What `resources/list` answers: the `SKILL.md` of each skill the
+    /// Skills extension serves.
+    fn resources_listing(&self, snapshot: &RegistrySnapshot) -> ListResourcesResult {
+        ListResourcesResult::with_all_items(
+            snapshot
+                .skills
+                .iter()
+                .filter(|winner| SkillFiles::of(winner).is_some())
+                .map(|winner| {
+                    Resource::new(skills::skill_uri(&winner.candidate.name), winner.candidate.name.clone())
+                        .with_description(winner.candidate.description.clone())
+                        .with_mime_type("text/markdown")
+                })
+                .collect(),
+        )
+    }
+
+    /// What `skills/list` answers for `cursor`, and why skills on that page
+    /// were left out of it; `Err` for a cursor this server did not give.
+    fn skills_listing(
+        &self,
+        snapshot: &RegistrySnapshot,
+        cursor: Option<&str>,
+    ) -> Result<(ListSkillsResult, Vec<SkillsError>), String> {
+        let page = skills::page(snapshot, cursor)?;
+        let mut listed = Vec::with_capacity(page.skills.len());
+        let mut left_out = Vec::new();
+        for (winner, files) in &page.skills {
+            match skills::manifest(&winner.candidate.name, files) {
+                Ok(skill) => listed.push(skill),
+                Err(error) => left_out.push(error),
+            }
+        }
+        let mut result = ListSkillsResult::with_all_items(listed);
+        result.next_cursor = page.next;
+        Ok((result, left_out))
+    }
+
+    /// What the client lists now, for change notifications: every list
+    /// method's answer, as the client receives it (serialised), computed by
+    /// the functions that answer it, so no listed field can be left out of
+    /// the comparison. `skills/list` counts all its pages.
+    pub(super) fn fingerprint(&self) -> Result<Fingerprint, HostError> {
+        let tools = as_listed(&self.tools_listing()?);
+        let snapshot = self.snapshot();
+        let prompts = as_listed(&self.prompts_listing(&snapshot));
+        let resources = as_listed(&self.resources_listing(&snapshot));
+        let mut pages = Vec::new();
+        let mut cursor = None;
+        loop {
+            match self.skills_listing(&snapshot, cursor.as_deref()) {
+                Ok((page, _)) => {
+                    cursor = page.next_cursor.clone();
+                    pages.push(as_listed(&page));
+                }
+                // Not reached with the server's own cursors; still an answer.
+                Err(why) => {
+                    pages.push(Value::String(why));
+                    break;
+                }
+            }
+            if cursor.is_none() {
+                break;
+            }
+        }
+        Ok(Fingerprint { tools, prompts, resources, skills: Value::Array(pages) })
+    }
+}
+
+/// A list method's answer as the client receives it.
+fn as_listed(result: &impl Serialize) -> Value {
+    // rmcp's result types have string keys and no floats: serialising cannot fail.
+    serde_json::to_value(result).unwrap_or_else(|error| Value::String(format!("unserialisable answer: {error}")))
 }
 
 /// Runs `work` on the blocking pool with the server's state.
@@ -121,8 +185,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tool = blocking(self, |state| state.tool().map_err(host_failure)).await?;
-        Ok(ListToolsResult::with_all_items(vec![tool]))
+        blocking(self, |state| state.tools_listing().map_err(host_failure)).await
     }
 
     async fn call_tool(
@@ -153,8 +216,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let prompts = blocking(self, |state| Ok(state.prompts(&state.snapshot()))).await?;
-        Ok(ListPromptsResult::with_all_items(prompts))
+        blocking(self, |state| Ok(state.prompts_listing(&state.snapshot()))).await
     }
 
     async fn get_prompt(
@@ -190,21 +252,13 @@ impl ServerHandler for McpServer {
     ) -> Result<ListSkillsResult, ErrorData> {
         let cursor = request.and_then(|request| request.cursor);
         blocking(self, move |state| {
-            let snapshot = state.snapshot();
-            let page =
-                skills::page(&snapshot, cursor.as_deref()).map_err(|why| ErrorData::invalid_params(why, None))?;
-            let mut listed = Vec::with_capacity(page.skills.len());
-            for (winner, files) in &page.skills {
-                match skills::manifest(&winner.candidate.name, files) {
-                    Ok(skill) => listed.push(skill),
-                    // Left out of the list, said once on the server's log.
-                    Err(error) => {
-                        let _ = writeln!(std::io::stderr(), "warning: {error}");
-                    }
-                }
+            let (result, left_out) = state
+                .skills_listing(&state.snapshot(), cursor.as_deref())
+                .map_err(|why| ErrorData::invalid_params(why, None))?;
+            for error in left_out {
+                // Left out of the list, said once on the server's log.
+                let _ = writeln!(std::io::stderr(), "warning: {error}");
             }
-            let mut result = ListSkillsResult::with_all_items(listed);
-            result.next_cursor = page.next;
             Ok(result)
         })
         .await
@@ -233,21 +287,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let resources = blocking(self, |state| {
-            let snapshot = state.snapshot();
-            Ok(snapshot
-                .skills
-                .iter()
-                .filter(|winner| SkillFiles::of(winner).is_some())
-                .map(|winner| {
-                    Resource::new(skills::skill_uri(&winner.candidate.name), winner.candidate.name.clone())
-                        .with_description(winner.candidate.description.clone())
-                        .with_mime_type("text/markdown")
-                })
-                .collect())
-        })
-        .await?;
-        Ok(ListResourcesResult::with_all_items(resources))
+        blocking(self, |state| Ok(state.resources_listing(&state.snapshot()))).await
     }
 
     async fn read_resource(

@@ -11,8 +11,8 @@
 //! - **the Skills extension** (`io.modelcontextprotocol/skills`):
 //!   `skills/list`, `skills/get` and each skill's files as resources, read
 //!   only from inside the skill's own folder ([`skills`]);
-//! - **change notifications** when the watcher sees the catalog change
-//!   ([`notify`]).
+//! - **change notifications** when the watcher sees a change of anything a
+//!   client lists ([`notify`]).
 //!
 //! The server is [`McpServer`], an rmcp [`ServerHandler`](rmcp::ServerHandler);
 //! [`serve_stdio`] runs it on stdin and stdout behind [`framing`], which

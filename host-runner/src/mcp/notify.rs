@@ -1,10 +1,14 @@
 //! Live changes (docs/spec.md §6.9): after the watcher invalidates the
-//! registry, what the client lists is computed again, and each list that
-//! changed is notified once: the tool's description
-//! (`notifications/tools/list_changed`), the prompts
-//! (`notifications/prompts/list_changed`) and the Skills extension's skills
-//! and their files (`notifications/resources/list_changed`, as skills are
-//! served as resources). A list that did not change sends nothing.
+//! registry, every list a client may list and cache is computed again, by
+//! the functions that answer the list methods, and compared with what was
+//! listed before. Each list that changed is notified once: `tools/list`
+//! (the tool's description carries the catalog) by
+//! `notifications/tools/list_changed`, `prompts/list` by
+//! `notifications/prompts/list_changed`, and `resources/list` and the Skills
+//! extension's `skills/list` (its entries are resources; the extension
+//! defines no notification of its own) by
+//! `notifications/resources/list_changed`. A list that did not change sends
+//! nothing.
 //!
 //! A client of the 2026-07-28 revision subscribes with
 //! `subscriptions/listen`; the notifications then go to each subscription
@@ -17,46 +21,52 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rmcp::service::{Peer, RoleServer, SubscriptionSink};
+use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use super::McpServer;
 use crate::providers::watch::{DEFAULT_DEBOUNCE, SkillWatcher};
 
-/// What the client can list, reduced to what a change notification is about.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the client can list: each list method's answer as the client
+/// receives it (its JSON), so that any listed field that changes is a change.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Fingerprint {
-    /// The `skill` tool's description (it carries the catalog).
-    pub tool_description: String,
-    /// Each prompt's name and description.
-    pub prompts: Vec<(String, String)>,
-    /// Each served skill's name, file and body digest.
-    pub skills: Vec<(String, String, Option<String>)>,
+    /// `tools/list`: the `skill` tool, whose description carries the catalog.
+    pub tools: Value,
+    /// `prompts/list`: each prompt's name, description and arguments.
+    pub prompts: Value,
+    /// `resources/list`: each resource's URI, name, description, MIME type…
+    pub resources: Value,
+    /// `skills/list`, every page: each entry's frontmatter and files with
+    /// their digests and sizes.
+    pub skills: Value,
 }
 
-/// Which lists changed between two fingerprints.
+/// Which notifications a change between two fingerprints sends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Changes {
-    /// The tool list.
+    /// `notifications/tools/list_changed`: the tool list changed.
     pub tools: bool,
-    /// The prompt list.
+    /// `notifications/prompts/list_changed`: the prompt list changed.
     pub prompts: bool,
-    /// The skills (and so the resources).
-    pub skills: bool,
+    /// `notifications/resources/list_changed`: `resources/list` or
+    /// `skills/list` changed.
+    pub resources: bool,
 }
 
 impl Changes {
     /// The lists that differ from `before` to `after`.
     pub fn between(before: &Fingerprint, after: &Fingerprint) -> Self {
         Self {
-            tools: before.tool_description != after.tool_description,
+            tools: before.tools != after.tools,
             prompts: before.prompts != after.prompts,
-            skills: before.skills != after.skills,
+            resources: before.resources != after.resources || before.skills != after.skills,
         }
     }
 
     /// Whether anything changed.
     pub fn any(self) -> bool {
-        self.tools || self.prompts || self.skills
+        self.tools || self.prompts || self.resources
     }
 }
 
@@ -110,7 +120,7 @@ impl Notifier {
             if changes.prompts {
                 let _ = sink.notify_prompt_list_changed().await;
             }
-            if changes.skills {
+            if changes.resources {
                 let _ = sink.notify_resource_list_changed().await;
             }
         }
@@ -127,7 +137,7 @@ impl Notifier {
             if changes.prompts {
                 let _ = peer.notify_prompt_list_changed().await;
             }
-            if changes.skills {
+            if changes.resources {
                 let _ = peer.notify_resource_list_changed().await;
             }
         }
