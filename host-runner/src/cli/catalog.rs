@@ -112,13 +112,13 @@ impl CatalogOptions {
 
     /// The `catalogPinned` names no winning skill has, in the configuration's order.
     fn unmatched_pins(&self, snapshot: &RegistrySnapshot) -> Vec<String> {
-        let mut unmatched: Vec<String> = self
-            .pinned
-            .iter()
-            .filter(|name| !snapshot.skills.iter().any(|winner| winner.candidate.name == **name))
-            .cloned()
-            .collect();
-        unmatched.dedup();
+        let mut unmatched: Vec<String> = Vec::new();
+        for name in &self.pinned {
+            let known = snapshot.skills.iter().any(|winner| winner.candidate.name == *name);
+            if !known && !unmatched.contains(name) {
+                unmatched.push(name.clone());
+            }
+        }
         unmatched
     }
 
