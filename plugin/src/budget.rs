@@ -2,12 +2,15 @@
 //! catalog of at most N characters lists, how far each description is cut,
 //! and the coverage line that tells the model what it is not seeing.
 //!
-//! The rule, in two sentences: skills are taken pinned first, then in name
-//! order, and each is listed if its shortest line (a pinned skill's whole
-//! line, any other's name with at most `...` for a description) still fits
-//! what the skills before it left. What remains is shared equally by the
-//! listed, unpinned descriptions: one shorter than its share keeps its
-//! whole text, and each of the others is cut to the largest equal share.
+//! The rule, in three sentences: pinned skills are taken first, in name
+//! order, each with its whole line if that still fits what the ones before
+//! it left, else with its description cut to at most `...`; then, only when
+//! no pinned skill was left out, the others in name order, each listed if
+//! its name with at most `...` for a description still fits. What remains
+//! is shared equally by the listed descriptions not kept whole: one shorter
+//! than its share keeps its whole text, and each of the others is cut to
+//! the largest equal share. So a pinned skill is never left out while an
+//! unpinned one is listed.
 
 use skill_rules::COVERAGE_PREFIX;
 
@@ -24,7 +27,7 @@ pub struct Candidate<'a> {
     pub name: &'a str,
     /// Its description, normalised and capped, not yet escaped.
     pub description: &'a str,
-    /// Listed first and never shortened.
+    /// Listed first, and whole whenever its whole line fits.
     pub pinned: bool,
 }
 
@@ -104,27 +107,37 @@ fn char_width(c: char) -> usize {
 /// name order; the answer is in the same order.
 pub fn allocate(candidates: &[Candidate<'_>], budget: usize) -> (Vec<Shown>, Coverage) {
     let widths: Vec<usize> = candidates.iter().map(|candidate| escaped_width(candidate.description)).collect();
-    let shortest = |index: usize| {
-        let candidate = &candidates[index];
-        let description = if candidate.pinned { widths[index] } else { widths[index].min(ELLIPSIS.len()) };
-        candidate.name.chars().count() + LINE_FRAME + description
-    };
-    // Pinned first, then the rest, each group in name order: first fit.
-    let order = (0..candidates.len())
-        .filter(|&index| candidates[index].pinned)
-        .chain((0..candidates.len()).filter(|&index| !candidates[index].pinned));
+    let line = |index: usize, description: usize| candidates[index].name.chars().count() + LINE_FRAME + description;
+    let shortest = |index: usize| line(index, widths[index].min(ELLIPSIS.len()));
     let mut left = budget;
     let mut listed = vec![false; candidates.len()];
-    for index in order {
-        let cost = shortest(index);
-        if cost <= left {
-            left -= cost;
+    // Pinned skills whose whole line fitted: they take no share below.
+    let mut whole = vec![false; candidates.len()];
+    let mut take = |index: usize, cost: usize, left: &mut usize| {
+        let fits = cost <= *left;
+        if fits {
+            *left -= cost;
             listed[index] = true;
         }
+        fits
+    };
+    let mut pinned_left_out = false;
+    for index in (0..candidates.len()).filter(|&index| candidates[index].pinned) {
+        if take(index, line(index, widths[index]), &mut left) {
+            whole[index] = true;
+        } else if !take(index, shortest(index), &mut left) {
+            pinned_left_out = true;
+        }
     }
-    // What the listed, unpinned descriptions still want beyond their `...`.
+    // No unpinned skill is listed while a pinned one is left out.
+    if !pinned_left_out {
+        for index in (0..candidates.len()).filter(|&index| !candidates[index].pinned) {
+            take(index, shortest(index), &mut left);
+        }
+    }
+    // What the listed descriptions not kept whole still want beyond their `...`.
     let wants: Vec<usize> = (0..candidates.len())
-        .filter(|&index| listed[index] && !candidates[index].pinned)
+        .filter(|&index| listed[index] && !whole[index])
         .map(|index| widths[index].saturating_sub(ELLIPSIS.len()))
         .collect();
     let extra = equal_share(wants, left);
@@ -136,7 +149,7 @@ pub fn allocate(candidates: &[Candidate<'_>], budget: usize) -> (Vec<Shown>, Cov
             }
             coverage.listed += 1;
             let share = ELLIPSIS.len().saturating_add(extra);
-            if candidates[index].pinned || widths[index] <= share {
+            if whole[index] || widths[index] <= share {
                 Shown::Whole
             } else {
                 coverage.shortened += 1;
@@ -224,6 +237,28 @@ mod tests {
         assert_eq!(shown, [Shown::Cut(5), Shown::LeftOut, Shown::Whole]);
         assert_eq!(coverage, Coverage { total: 3, listed: 2, shortened: 1 });
         assert_eq!(coverage.left_out(), 1);
+    }
+
+    #[test]
+    fn a_pinned_skill_longer_than_the_budget_is_cut_like_the_others_not_dropped() {
+        let long = "x".repeat(100);
+        let candidates = [candidate("a", "One."), Candidate { name: "p", description: &long, pinned: true }];
+        // p whole is 108 characters: cut, it takes 11 (`- `p`: ...\n`), a
+        // 11 too; the 18 left give a its 1 more and p the other 17.
+        let (shown, coverage) = allocate(&candidates, 40);
+        assert_eq!(shown, [Shown::Whole, Shown::Cut(20)]);
+        assert_eq!(coverage, Coverage { total: 2, listed: 2, shortened: 1 });
+        assert_eq!(cut(&long, 20).len() + "- `p`: \n".len() + "- `a`: One.\n".len(), 40);
+    }
+
+    #[test]
+    fn no_unpinned_skill_is_listed_while_a_pinned_one_is_left_out() {
+        let candidates =
+            [candidate("a", "One."), Candidate { name: "long-pinned-name", description: "Pinned.", pinned: true }];
+        // The pinned name alone takes 26; `a` would fit in 15, but not after it.
+        let (shown, coverage) = allocate(&candidates, 15);
+        assert_eq!(shown, [Shown::LeftOut, Shown::LeftOut]);
+        assert_eq!(coverage, Coverage { total: 2, listed: 0, shortened: 0 });
     }
 
     #[test]

@@ -698,7 +698,7 @@ mod tests {
 
         proptest! {
             #[test]
-            fn a_budgeted_catalog_never_exceeds_its_budget_and_lists_every_pinned_skill_that_fits(
+            fn a_budgeted_catalog_fits_its_budget_and_lists_pinned_skills_first_and_whole_when_they_fit(
                 skills in skills(),
                 budget in 1usize..3000,
                 max_length in 3usize..120,
@@ -731,6 +731,11 @@ mod tests {
                         prop_assert!(entries.contains(&whole_line(name).as_str()), "{name} missing whole");
                     }
                 }
+                // A pinned skill is never left out while an unpinned one is listed.
+                let listed: Vec<&str> = entries.iter().map(|entry| &entry[3..entry.find("`: ").unwrap()]).collect();
+                let pinned_out = pinned.iter().find(|name| !listed.contains(&name.as_str()));
+                let unpinned_in = listed.iter().find(|name| !pinned.iter().any(|pin| pin == *name));
+                prop_assert!(pinned_out.is_none() || unpinned_in.is_none(), "{pinned_out:?} out, {unpinned_in:?} in");
                 // Every entry is its skill's whole line or a cut of it.
                 for entry in entries {
                     let name = &entry[3..entry.find("`: ").unwrap()];

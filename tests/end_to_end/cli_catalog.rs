@@ -1,6 +1,7 @@
 //! `skill-host catalog`: what the catalog costs under a configuration, and
 //! why each skill is listed whole, shortened, left out by the budget,
-//! excluded, or kept from the model by its policy.
+//! excluded, or kept from the model by its policy (the other reasons, a
+//! failed provider, pins: `cli_catalog_why.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -56,12 +57,12 @@ fn the_report_says_what_the_catalog_costs_and_why_each_skill_is_missing() {
          message: 669 characters\n\
          Catalog coverage: 2 of 3 skills listed, 1 with a shortened description; 1 left out, still loaded by exact name.\n\
          \n\
-         NAME           STATUS                 SHOWN\n\
-         alpha          listed                 5/5\n\
-         beta           shortened              10/30\n\
-         draft-notes    excluded by \"draft-*\"  -\n\
-         manual-deploy  not model-invocable    -\n\
-         zulu           left out               -\n"
+         NAME           STATUS                      SHOWN\n\
+         alpha          listed                      5/5\n\
+         beta           shortened by catalogBudget  10/30\n\
+         draft-notes    excluded by \"draft-*\"       -\n\
+         manual-deploy  not model-invocable         -\n\
+         zulu           left out by catalogBudget   -\n"
     );
 
     let output = catalog(&sandbox, &project, CONFIG, true);
@@ -75,12 +76,14 @@ fn the_report_says_what_the_catalog_costs_and_why_each_skill_is_missing() {
             "messageCharacters": 669,
             "coverage": "Catalog coverage: 2 of 3 skills listed, 1 with a shortened description; 1 left out, still loaded by exact name.",
             "skills": [
-                {"name": "alpha", "status": "listed", "shown": 5, "full": 5, "pattern": null},
-                {"name": "beta", "status": "shortened", "shown": 10, "full": 30, "pattern": null},
-                {"name": "draft-notes", "status": "excluded", "shown": null, "full": null, "pattern": "draft-*"},
-                {"name": "manual-deploy", "status": "not-model-invocable", "shown": null, "full": null, "pattern": null},
-                {"name": "zulu", "status": "left-out", "shown": null, "full": null, "pattern": null},
+                {"name": "alpha", "status": "listed", "by": null, "pinned": false, "shown": 5, "full": 5, "pattern": null},
+                {"name": "beta", "status": "shortened", "by": "catalogBudget", "pinned": false, "shown": 10, "full": 30, "pattern": null},
+                {"name": "draft-notes", "status": "excluded", "by": null, "pinned": false, "shown": null, "full": null, "pattern": "draft-*"},
+                {"name": "manual-deploy", "status": "not-model-invocable", "by": null, "pinned": false, "shown": null, "full": null, "pattern": null},
+                {"name": "zulu", "status": "left-out", "by": "catalogBudget", "pinned": false, "shown": null, "full": null, "pattern": null},
             ],
+            "failedProviders": [],
+            "unmatchedPins": [],
             "complete": true,
         })
     );

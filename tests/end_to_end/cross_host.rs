@@ -5,7 +5,7 @@
 //! itself) is replayed by `skill-host replay` and by `node
 //! hosts/node/replay.mjs` on the very `.wasm` that `skill-host component`
 //! writes out, and the two must agree: the same exit code, the same JSON
-//! document (compared parsed), the same `error: …` line.
+//! document byte for byte, the same `error: …` line.
 //!
 //! But for one kind of failure: a scenario the scenario runner itself
 //! refuses (not JSON, or not the shape of docs/spec.md §7), before the plugin starts.
@@ -63,7 +63,6 @@ fn component(sandbox: &Sandbox) -> PathBuf {
 #[derive(Debug)]
 struct Replay {
     code: Option<i32>,
-    document: Option<Value>,
     stdout: String,
     stderr: String,
 }
@@ -71,12 +70,7 @@ struct Replay {
 impl Replay {
     fn from(output: &Output) -> Self {
         let stdout = stdout(output);
-        Self {
-            code: output.status.code(),
-            document: serde_json::from_str(&stdout).ok(),
-            stdout,
-            stderr: stderr(output),
-        }
+        Self { code: output.status.code(), stdout, stderr: stderr(output) }
     }
 }
 
@@ -111,16 +105,9 @@ fn disagreement(name: &str, scenario: &Path, rust: &Replay, node: &Replay) -> Op
         ));
     }
     if rust.code == Some(0) {
-        let (Some(expected), Some(actual)) = (&rust.document, &node.document) else {
-            return Some(format!("{name}: not JSON:\n--- skill-host\n{}\n--- node\n{}", rust.stdout, node.stdout));
-        };
-        return (expected != actual).then(|| {
-            format!(
-                "{name}:\n--- skill-host\n{}\n--- node\n{}",
-                serde_json::to_string_pretty(expected).unwrap(),
-                serde_json::to_string_pretty(actual).unwrap()
-            )
-        });
+        // Byte for byte: the order of a document's keys is output too (§7).
+        return (rust.stdout != node.stdout)
+            .then(|| format!("{name}:\n--- skill-host\n{}\n--- node\n{}", rust.stdout, node.stdout));
     }
     if !node.stdout.is_empty() {
         return Some(format!("{name}: the Node host failed but printed:\n{}", node.stdout));

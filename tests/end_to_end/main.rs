@@ -6,6 +6,7 @@ mod bad_input;
 mod bad_paths;
 mod cli;
 mod cli_catalog;
+mod cli_catalog_why;
 mod common;
 mod corpus;
 mod cross_host;

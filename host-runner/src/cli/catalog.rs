@@ -42,15 +42,30 @@ impl CatalogArgs {
         // Listed before the step, so the step reads the same (cached) view.
         let snapshot = registry.snapshot(Some(Path::new(&cwd)));
         warn_all(&snapshot.warnings);
-        let published = match published_catalog(&plugin, &registry, &cwd)? {
-            Some(text) => PublishedCatalog::parse(&text)?,
-            None => PublishedCatalog::default(),
+        let unmatched = options.unmatched_pins(&snapshot);
+        for name in &unmatched {
+            warn(&unmatched_pin(name));
+        }
+        let published = PublishedCatalog::read(&plugin, &registry, &cwd)?;
+        // What `catalogDescriptionMaxLength` alone shows: the same
+        // configuration without its budget, so a cut is told apart.
+        let capped = match &options.without_budget {
+            Some(config) => Some(PublishedCatalog::read(&global.load_plugin_with(config)?, &registry, &cwd)?),
+            None => None,
         };
-        let rows = rows(&snapshot, &options, &published);
+        let failed = failed_providers(&snapshot);
+        let sources = Sources {
+            options: &options,
+            published: &published,
+            capped: capped.as_ref().unwrap_or(&published),
+            failed: &failed,
+        };
+        let rows = rows(&snapshot, &sources);
+        let report = Report { sources, rows, unmatched, complete: snapshot.complete };
         if self.json {
-            print_line(&report_json(&options, &published, &rows, snapshot.complete).to_string(), None)?;
+            print_line(&report.json().to_string(), None)?;
         } else {
-            print_out(&report_text(&options, &published, &rows, snapshot.complete), None)?;
+            print_out(&report.text(), None)?;
         }
         Ok(0)
     }
@@ -64,6 +79,10 @@ struct CatalogOptions {
     /// `catalogExclude`: names and patterns of skills left out, compiled
     /// once as the plugin compiles them.
     exclude: skill_rules::SkillPatterns,
+    /// `catalogPinned`: names listed first.
+    pinned: Vec<String>,
+    /// With a budget, the configuration's text without it.
+    without_budget: Option<String>,
 }
 
 impl CatalogOptions {
@@ -74,15 +93,34 @@ impl CatalogOptions {
         let Some(config) = config.filter(|text| !text.trim().is_empty()) else {
             return Ok(Self::default());
         };
-        let value: Value = serde_json::from_str(config).context("cannot read the configuration's catalog options")?;
+        let mut value: Value =
+            serde_json::from_str(config).context("cannot read the configuration's catalog options")?;
         let budget = value.get("catalogBudget").and_then(integer);
-        let exclude = match value.get("catalogExclude") {
-            Some(Value::Array(patterns)) => {
-                skill_rules::SkillPatterns::new(patterns.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-            }
-            _ => skill_rules::SkillPatterns::EMPTY,
+        let strings = |key: &str| match value.get(key) {
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            _ => Vec::new(),
         };
-        Ok(Self { budget, exclude })
+        let (exclude, pinned) = (skill_rules::SkillPatterns::new(strings("catalogExclude")), strings("catalogPinned"));
+        let without_budget = match (budget, value.as_object_mut()) {
+            (Some(_), Some(object)) => {
+                object.remove("catalogBudget");
+                Some(value.to_string())
+            }
+            _ => None,
+        };
+        Ok(Self { budget, exclude, pinned, without_budget })
+    }
+
+    /// The `catalogPinned` names no winning skill has, in the configuration's order.
+    fn unmatched_pins(&self, snapshot: &RegistrySnapshot) -> Vec<String> {
+        let mut unmatched: Vec<String> = Vec::new();
+        for name in &self.pinned {
+            let known = snapshot.skills.iter().any(|winner| winner.candidate.name == *name);
+            if !known && !unmatched.contains(name) {
+                unmatched.push(name.clone());
+            }
+        }
+        unmatched
     }
 
     /// The first `catalogExclude` pattern that matches `name`.
@@ -101,9 +139,30 @@ fn integer(value: &Value) -> Option<u64> {
     })
 }
 
+/// The warning (and report line) for a `catalogPinned` name no skill has.
+fn unmatched_pin(name: &str) -> String {
+    format!("catalogPinned names \"{name}\", which matches no skill")
+}
+
+/// The providers whose listing failed or was incomplete, named as the
+/// registry's warnings name them (`skill provider "{name}" …`), each once.
+fn failed_providers(snapshot: &RegistrySnapshot) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for warning in &snapshot.warnings {
+        if let Some(rest) = warning.strip_prefix("skill provider \"")
+            && let Some((name, _)) = rest.split_once('"')
+            && !names.iter().any(|known| known == name)
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
 /// Runs one pre-step on a fresh in-memory session with nothing proposed and
 /// the tool visible, and returns the text of the catalog message it
-/// publishes; `None` when it publishes none (no skill to list).
+/// publishes; `None` when it publishes none (no skill to list, or a listing
+/// that is not complete).
 fn published_catalog(plugin: &Plugin, registry: &Arc<SkillRegistry>, cwd: &str) -> Result<Option<String>> {
     let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(cwd.to_owned())))));
     let input = StepInput { cwd: Some(Arc::from(cwd)), tool_view: ToolView::Visible, abort: None, preview: true };
@@ -136,9 +195,19 @@ struct PublishedCatalog {
     coverage: Option<String>,
     /// Each listed skill's description as shown, unescaped.
     entries: BTreeMap<String, String>,
+    /// Whether a catalog message was published at all.
+    published: bool,
 }
 
 impl PublishedCatalog {
+    /// The catalog `plugin` publishes on a fresh session (empty when none).
+    fn read(plugin: &Plugin, registry: &Arc<SkillRegistry>, cwd: &str) -> Result<Self> {
+        match published_catalog(plugin, registry, cwd)? {
+            Some(text) => Self::parse(&text),
+            None => Ok(Self { published: false, ..Self::default() }),
+        }
+    }
+
     /// Reads the entry lines and the coverage line between the markers.
     fn parse(text: &str) -> Result<Self> {
         let start = text.find(OPEN_MARKER).context("the plugin's catalog message has no <available_skills> block")?
@@ -146,7 +215,7 @@ impl PublishedCatalog {
         let length = text[start..]
             .find(CLOSE_MARKER)
             .context("the plugin's catalog message does not close its <available_skills>")?;
-        let mut catalog = Self { message_chars: text.chars().count(), ..Self::default() };
+        let mut catalog = Self { message_chars: text.chars().count(), published: true, ..Self::default() };
         // Split on line breaks only: each line is counted with its `\n`.
         for line in text[start..start + length].split_terminator('\n') {
             if let Some(rest) = line.strip_prefix("- `")
@@ -182,20 +251,41 @@ fn unescape(escaped: &str) -> String {
     text
 }
 
+/// What cut a listed description.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// The budget's equal share (`catalogBudget`).
+    Budget,
+    /// The cap on every description (`catalogDescriptionMaxLength`).
+    DescriptionMaxLength,
+}
+
+impl Cut {
+    /// The configuration key that did it, as the report names it.
+    fn key(self) -> &'static str {
+        match self {
+            Self::Budget => "catalogBudget",
+            Self::DescriptionMaxLength => "catalogDescriptionMaxLength",
+        }
+    }
+}
+
 /// Why a skill is, or is not, in the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status<'a> {
     /// Listed with its whole description.
     Listed,
-    /// Listed with its description cut (by the budget or by
-    /// `catalogDescriptionMaxLength`).
-    Shortened,
+    /// Listed with its description cut.
+    Shortened(Cut),
     /// Could be listed, but the budget left it out.
     LeftOut,
     /// A `catalogExclude` pattern leaves it out.
     Excluded(&'a str),
     /// Its invocation policy keeps it from the model.
     NotModelInvocable,
+    /// No catalog was published: the plugin publishes one only from a
+    /// complete listing, and these providers failed (or listed incompletely).
+    ProviderFailed(&'a [String]),
 }
 
 impl Status<'_> {
@@ -203,10 +293,20 @@ impl Status<'_> {
     fn name(self) -> &'static str {
         match self {
             Self::Listed => "listed",
-            Self::Shortened => "shortened",
+            Self::Shortened(_) => "shortened",
             Self::LeftOut => "left-out",
             Self::Excluded(_) => "excluded",
             Self::NotModelInvocable => "not-model-invocable",
+            Self::ProviderFailed(_) => "provider-failed",
+        }
+    }
+
+    /// What `--json` names as its cause: the key that cut it or left it out.
+    fn by(self) -> Option<&'static str> {
+        match self {
+            Self::Shortened(cut) => Some(cut.key()),
+            Self::LeftOut => Some(Cut::Budget.key()),
+            _ => None,
         }
     }
 
@@ -214,12 +314,29 @@ impl Status<'_> {
     fn text(self) -> String {
         match self {
             Self::Listed => "listed".to_owned(),
-            Self::Shortened => "shortened".to_owned(),
-            Self::LeftOut => "left out".to_owned(),
+            Self::Shortened(cut) => format!("shortened by {}", cut.key()),
+            Self::LeftOut => format!("left out by {}", Cut::Budget.key()),
             Self::Excluded(pattern) => format!("excluded by \"{pattern}\""),
             Self::NotModelInvocable => "not model-invocable".to_owned(),
+            Self::ProviderFailed([]) => "not listed: the listing is incomplete".to_owned(),
+            Self::ProviderFailed(names) => {
+                let quoted: Vec<String> = names.iter().map(|name| format!("\"{name}\"")).collect();
+                let noun = if names.len() == 1 { "provider" } else { "providers" };
+                format!("not listed: {noun} {} failed", quoted.join(", "))
+            }
         }
     }
+}
+
+/// What the rows are read from.
+struct Sources<'a> {
+    options: &'a CatalogOptions,
+    /// The catalog under the whole configuration.
+    published: &'a PublishedCatalog,
+    /// The catalog without the budget (the published one when there is none).
+    capped: &'a PublishedCatalog,
+    /// The providers that failed, as [`failed_providers`] names them.
+    failed: &'a [String],
 }
 
 /// One winning skill and how the catalog shows it.
@@ -227,14 +344,17 @@ impl Status<'_> {
 struct Row<'a> {
     name: &'a str,
     status: Status<'a>,
+    /// Named in `catalogPinned`.
+    pinned: bool,
     /// Characters of its description as listed, and as a whole (listed skills only).
     shown: Option<(usize, usize)>,
 }
 
 /// A row per winning skill, in name order. What is listed is read from the
-/// published catalog; why anything else is missing, from its policy and the
-/// configuration.
-fn rows<'a>(snapshot: &'a RegistrySnapshot, options: &'a CatalogOptions, published: &PublishedCatalog) -> Vec<Row<'a>> {
+/// published catalog; why anything else is missing, from its policy, the
+/// configuration and the listing's completeness.
+fn rows<'a>(snapshot: &'a RegistrySnapshot, sources: &Sources<'a>) -> Vec<Row<'a>> {
+    let Sources { options, published, capped, failed } = *sources;
     for name in published.entries.keys() {
         if !snapshot.skills.iter().any(|winner| winner.candidate.name == *name) {
             warn(&format!("the catalog lists \"{name}\", which the registry's listing does not hold"));
@@ -246,74 +366,106 @@ fn rows<'a>(snapshot: &'a RegistrySnapshot, options: &'a CatalogOptions, publish
         .map(|winner| {
             let skill = &winner.candidate;
             let name = skill.name.as_str();
+            let pinned = options.pinned.iter().any(|pin| pin == name);
             if let Some(shown) = published.entries.get(name) {
                 let whole = skill_rules::normalise_description(&skill.description);
-                let status = if *shown == whole { Status::Listed } else { Status::Shortened };
-                return Row { name, status, shown: Some((shown.chars().count(), whole.chars().count())) };
+                let status = if *shown == whole {
+                    Status::Listed
+                } else if options.budget.is_some() && capped.entries.get(name) != Some(shown) {
+                    Status::Shortened(Cut::Budget)
+                } else {
+                    Status::Shortened(Cut::DescriptionMaxLength)
+                };
+                return Row { name, status, pinned, shown: Some((shown.chars().count(), whole.chars().count())) };
             }
             let status = if !skill.invocation.model_invocable {
                 Status::NotModelInvocable
             } else if let Some(pattern) = options.excluded_by(name) {
                 Status::Excluded(pattern)
+            } else if !published.published && !snapshot.complete {
+                Status::ProviderFailed(failed)
             } else {
                 Status::LeftOut
             };
-            Row { name, status, shown: None }
+            Row { name, status, pinned, shown: None }
         })
         .collect()
 }
 
-/// The report as text: the counts, the coverage line, then a table.
-fn report_text(options: &CatalogOptions, published: &PublishedCatalog, rows: &[Row<'_>], complete: bool) -> String {
-    let budget = options.budget.map(|budget| format!(" (budget {budget})")).unwrap_or_default();
-    let mut out = format!("entry lines: {} characters{budget}\n", published.entry_chars);
-    out.push_str(&format!("message: {} characters\n", published.message_chars));
-    if let Some(coverage) = &published.coverage {
-        out.push_str(coverage);
-        out.push('\n');
-    }
-    out.push('\n');
-    let mut table = vec![["NAME", "STATUS", "SHOWN"].map(str::to_owned)];
-    for row in rows {
-        let shown = row.shown.map_or_else(|| "-".to_owned(), |(shown, full)| format!("{shown}/{full}"));
-        table.push([row.name.to_owned(), row.status.text(), shown]);
-    }
-    let mut widths = [0; 3];
-    for row in &table {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    for row in &table {
-        let cells: Vec<String> = row.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    if !complete {
-        out.push_str("incomplete: some skill state could not be read (see warnings)\n");
-    }
-    out
+/// Everything the report says.
+struct Report<'a> {
+    sources: Sources<'a>,
+    rows: Vec<Row<'a>>,
+    /// `catalogPinned` names no skill has.
+    unmatched: Vec<String>,
+    complete: bool,
 }
 
-/// The report as `--json` prints it.
-fn report_json(options: &CatalogOptions, published: &PublishedCatalog, rows: &[Row<'_>], complete: bool) -> Value {
-    json!({
-        "entryCharacters": published.entry_chars,
-        "budget": options.budget,
-        "messageCharacters": published.message_chars,
-        "coverage": published.coverage,
-        "skills": rows.iter().map(|row| json!({
-            "name": row.name,
-            "status": row.status.name(),
-            "shown": row.shown.map(|(shown, _)| shown),
-            "full": row.shown.map(|(_, full)| full),
-            "pattern": match row.status {
-                Status::Excluded(pattern) => Some(pattern),
-                _ => None,
-            },
-        })).collect::<Vec<_>>(),
-        "complete": complete,
-    })
+impl Report<'_> {
+    /// The report as text: the counts, the coverage line, then a table and
+    /// what else needs saying.
+    fn text(&self) -> String {
+        let Sources { options, published, .. } = self.sources;
+        let budget = options.budget.map(|budget| format!(" (budget {budget})")).unwrap_or_default();
+        let mut out = format!("entry lines: {} characters{budget}\n", published.entry_chars);
+        out.push_str(&format!("message: {} characters\n", published.message_chars));
+        if let Some(coverage) = &published.coverage {
+            out.push_str(coverage);
+            out.push('\n');
+        }
+        out.push('\n');
+        let mut table = vec![["NAME", "STATUS", "SHOWN"].map(str::to_owned)];
+        for row in &self.rows {
+            let shown = row.shown.map_or_else(|| "-".to_owned(), |(shown, full)| format!("{shown}/{full}"));
+            let pinned = if row.pinned { ", pinned" } else { "" };
+            table.push([row.name.to_owned(), format!("{}{pinned}", row.status.text()), shown]);
+        }
+        let mut widths = [0; 3];
+        for row in &table {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        for row in &table {
+            let cells: Vec<String> = row.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+        for name in &self.unmatched {
+            out.push_str(&unmatched_pin(name));
+            out.push('\n');
+        }
+        if !self.complete {
+            out.push_str("incomplete: some skill state could not be read (see warnings)\n");
+        }
+        out
+    }
+
+    /// The report as `--json` prints it.
+    fn json(&self) -> Value {
+        let Sources { options, published, failed, .. } = self.sources;
+        json!({
+            "entryCharacters": published.entry_chars,
+            "budget": options.budget,
+            "messageCharacters": published.message_chars,
+            "coverage": published.coverage,
+            "skills": self.rows.iter().map(|row| json!({
+                "name": row.name,
+                "status": row.status.name(),
+                "by": row.status.by(),
+                "pinned": row.pinned,
+                "shown": row.shown.map(|(shown, _)| shown),
+                "full": row.shown.map(|(_, full)| full),
+                "pattern": match row.status {
+                    Status::Excluded(pattern) => Some(pattern),
+                    _ => None,
+                },
+            })).collect::<Vec<_>>(),
+            "failedProviders": failed,
+            "unmatchedPins": self.unmatched,
+            "complete": self.complete,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -175,11 +175,15 @@ impl GlobalOptions {
     /// The plugin, compiled (or loaded precompiled from the user's cache)
     /// and configured.
     pub fn load_plugin(&self) -> Result<Plugin> {
-        let config = self.config()?.unwrap_or_else(|| "{}".to_owned());
+        self.load_plugin_with(&self.config()?.unwrap_or_else(|| "{}".to_owned()))
+    }
+
+    /// The plugin to run, with the configuration `config` instead of `--config`'s.
+    pub fn load_plugin_with(&self, config: &str) -> Result<Plugin> {
         let component = self.component()?;
         Ok(match skill_host::component_cache::default_dir() {
-            Some(cache) => Plugin::new_cached(&component, &config, self.limits(), &cache)?,
-            None => Plugin::new(&component, &config, self.limits())?,
+            Some(cache) => Plugin::new_cached(&component, config, self.limits(), &cache)?,
+            None => Plugin::new(&component, config, self.limits())?,
         })
     }
 
@@ -362,7 +366,7 @@ pub fn message_text(data: &Value) -> String {
 }
 
 /// Pretty JSON with one-space indentation, as the scenario examples are written.
-pub fn pretty(value: &Value) -> String {
+pub fn pretty(value: &impl serde::Serialize) -> String {
     let mut out = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b" ");
     let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);

@@ -8,6 +8,7 @@ use serde_json::json;
 use skill_host::{SessionLog, ToolOutcome, record_tool_result};
 
 use super::common::{GlobalOptions, absolute, print_line, warn_all, working_directory};
+use super::tool_record::ToolRecord;
 
 /// Exit code of a `load` whose tool call failed.
 const EXIT_TOOL_ERROR: u8 = 1;
@@ -64,16 +65,17 @@ impl LoadArgs {
             record_tool_result(&mut log, &outcome)?;
             recorded = Some(format!("the tool result is recorded in session log {}", self.session_shown()));
         }
-        let text = match (&outcome, self.json) {
-            (ToolOutcome::Success { value, text, .. }, true) => json!({"ok": value, "text": text}).to_string(),
-            (ToolOutcome::Error { text }, true) => json!({ "error": text }).to_string(),
-            (outcome, false) => outcome.text().to_owned(),
-        };
-        print_line(&text, recorded)?;
-        Ok(match outcome {
+        let code = match outcome {
             ToolOutcome::Success { .. } => 0,
             ToolOutcome::Error { .. } => EXIT_TOOL_ERROR,
-        })
+        };
+        let text = if self.json {
+            serde_json::to_string(&ToolRecord::from(outcome)).expect("serialising JSON to memory cannot fail")
+        } else {
+            outcome.text().to_owned()
+        };
+        print_line(&text, recorded)?;
+        Ok(code)
     }
 
     fn session_shown(&self) -> String {

@@ -13,3 +13,4 @@ pub mod scenario;
 pub mod skills;
 pub mod step;
 pub mod system_prompt;
+pub mod tool_record;

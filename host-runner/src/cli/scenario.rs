@@ -17,12 +17,13 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, Error as _, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 
+use super::tool_record::ToolRecord;
 use skill_host::message::{self, single_text};
 use skill_host::providers::memory::{self, LoadOutcome, MemoryProvider, MemorySkill};
 use skill_host::{
     Decision, HostError, InvocationPolicy, Plugin, ResourceBase, RuntimeSkill, SandboxLimits, SessionHeader,
-    SessionLog, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolOutcome, ToolView,
-    record_tool_result, run_step,
+    SessionLog, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolView, record_tool_result,
+    run_step,
 };
 
 /// The cwd of a scenario that names none.
@@ -344,7 +345,7 @@ impl Scenario {
         component: &[u8],
         limits: SandboxLimits,
         cache_dir: Option<&std::path::Path>,
-    ) -> Result<Value, HostError> {
+    ) -> Result<Replayed, HostError> {
         let config = self.config.as_deref().unwrap_or("{}");
         let plugin = match cache_dir {
             Some(dir) => Plugin::new_cached(component, config, limits, dir)?,
@@ -363,7 +364,7 @@ impl Scenario {
             })?;
             records.push(record);
         }
-        Ok(json!({ "steps": records }))
+        Ok(Replayed { steps: records })
     }
 
     fn run(
@@ -372,7 +373,7 @@ impl Scenario {
         registry: &Arc<SkillRegistry>,
         session: &Arc<Mutex<SessionLog>>,
         step: &Step,
-    ) -> Result<Value, HostError> {
+    ) -> Result<StepRecord, HostError> {
         match step {
             Step::PreStep(proposal) | Step::Propose(proposal) => {
                 let proposed = match &proposal.reject {
@@ -386,28 +387,25 @@ impl Scenario {
                     preview: matches!(step, Step::Propose(_)),
                 };
                 let outcome = run_step(plugin, registry, session, &input, proposed)?;
-                Ok(decision_record(&outcome))
+                Ok(StepRecord::Other(decision_record(&outcome)))
             }
             Step::Invoke(Invoke { arguments }) => {
                 let outcome = plugin.invoke(registry, Some(&self.cwd), arguments)?;
                 // Recorded as a harness (and `skill-host load --session`) records it.
                 record_tool_result(&mut lock(session), &outcome)?;
-                Ok(match outcome {
-                    ToolOutcome::Success { value, text, .. } => json!({"ok": value, "text": text}),
-                    ToolOutcome::Error { text } => json!({ "error": text }),
-                })
+                Ok(StepRecord::Invoke(ToolRecord::from(outcome)))
             }
             Step::Compact => {
                 lock(session).compact(COMPACTION_SUMMARY)?;
-                Ok(json!({}))
+                Ok(StepRecord::Other(json!({})))
             }
             Step::SetProviders { providers: list } => {
                 registry.set_providers(providers(list)?);
-                Ok(json!({}))
+                Ok(StepRecord::Other(json!({})))
             }
             Step::SetRuntime { runtime } => {
                 set_runtime(registry, runtime)?;
-                Ok(json!({}))
+                Ok(StepRecord::Other(json!({})))
             }
         }
     }
@@ -426,6 +424,22 @@ impl ProposedMessage {
             }
         }
     }
+}
+
+/// What `replay` prints: `{"steps":[…]}`, a record per step (docs/spec.md §7).
+#[derive(Debug, serde::Serialize)]
+pub struct Replayed {
+    /// The records, in the steps' order.
+    pub steps: Vec<StepRecord>,
+}
+
+/// One step's record: an `invoke`'s, its value in documented order, or any
+/// other step's JSON.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+pub enum StepRecord {
+    Invoke(ToolRecord),
+    Other(Value),
 }
 
 /// Locks the scenario's session (never poisoned: a step that panicked ends the replay).

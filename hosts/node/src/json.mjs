@@ -367,7 +367,26 @@ function number(value) {
   return Number.isInteger(value) ? String(value) : formatF64(value);
 }
 
-/** serde_json's `Value::to_string()`: compact, keys sorted. */
+// Objects printed with their keys in insertion order, not sorted: the
+// `skill` tool's value, which both hosts print in its documented order
+// (`{name, provider, resourceBase?, content}`, docs/spec.md §3.3).
+const inOrder = new WeakSet();
+
+/** Marks `value` and every object in it to print its keys in insertion order; returns `value`. */
+export function keepKeyOrder(value) {
+  if (value !== null && typeof value === 'object' && !(value instanceof F64)) {
+    inOrder.add(value);
+    for (const item of Object.values(value)) keepKeyOrder(item);
+  }
+  return value;
+}
+
+function keysOf(value) {
+  const keys = Object.keys(value).filter((key) => value[key] !== undefined);
+  return inOrder.has(value) ? keys : keys.sort(compareCodePoints);
+}
+
+/** serde_json's `Value::to_string()`: compact, keys sorted (but see `keepKeyOrder`). */
 export function stringify(value) {
   if (value === null || value === undefined) return 'null';
   switch (typeof value) {
@@ -379,7 +398,7 @@ export function stringify(value) {
   }
   if (value instanceof F64) return number(value);
   if (Array.isArray(value)) return `[${value.map(stringify).join(',')}]`;
-  const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort(compareCodePoints);
+  const keys = keysOf(value);
   return `{${keys.map((key) => `${JSON.stringify(key)}:${stringify(value[key])}`).join(',')}}`;
 }
 
@@ -391,7 +410,7 @@ export function pretty(value, indent = '') {
     if (value.length === 0) return '[]';
     return `[\n${value.map((item) => inner + pretty(item, inner)).join(',\n')}\n${indent}]`;
   }
-  const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort(compareCodePoints);
+  const keys = keysOf(value);
   if (keys.length === 0) return '{}';
   const lines = keys.map((key) => `${inner}${JSON.stringify(key)}: ${pretty(value[key], inner)}`);
   return `{\n${lines.join(',\n')}\n${indent}}`;

@@ -7,7 +7,7 @@
 
 import { HostError } from './errors.mjs';
 import { CallContext, contentToWit } from './host-imports.mjs';
-import { isObject, parse, stringify } from './json.mjs';
+import { isObject, keepKeyOrder, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
 import { isSkillName } from './registry.mjs';
 import { DEFAULT_LIMITS, Sandbox } from './sandbox.mjs';
@@ -138,7 +138,7 @@ export class Plugin {
     const { text } = returned.val;
     if (returned.val.value.tag === 'matches') {
       const matches = returned.val.value.val.map(({ name, description }) => ({ name, description }));
-      return { ok: { matches }, text, loaded: null };
+      return { ok: keepKeyOrder({ matches }), text, loaded: null };
     }
     const value = returned.val.value.val;
     const ok = { name: value.name, provider: value.provider };
@@ -157,7 +157,7 @@ export class Plugin {
       recorded === undefined || recorded === null
         ? null
         : { name: recorded.name, provider: recorded.provider, bodyDigest: recorded.bodyDigest ?? null };
-    return { ok, text, loaded };
+    return { ok: keepKeyOrder(ok), text, loaded };
   }
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { compareCodePoints, duplicateKeys, F64, parse, pretty, stringify } from '../src/json.mjs';
+import { compareCodePoints, duplicateKeys, F64, keepKeyOrder, parse, pretty, stringify } from '../src/json.mjs';
 
 test('integers keep their kind and floats print as serde_json prints them', () => {
   const value = parse('{"b":1,"a":[1.0,-0,1e21,1e-7,18446744073709551615,-9223372036854775808,0.1]}');
@@ -47,4 +47,17 @@ test('keys given twice keep their last value and are noted', () => {
 
 test('pretty printing uses a one-space indent', () => {
   assert.equal(pretty(parse('{"steps":[{},[],{"k":"v"}]}')), '{\n "steps": [\n  {},\n  [],\n  {\n   "k": "v"\n  }\n ]\n}');
+});
+
+test('the tool value keeps its documented key order; every other object is sorted', () => {
+  const ok = keepKeyOrder({ name: 'a', provider: 'p', resourceBase: { kind: 'url', url: 'u' }, content: 'C' });
+  const record = { text: 't', ok };
+  assert.equal(
+    stringify(record),
+    '{"ok":{"name":"a","provider":"p","resourceBase":{"kind":"url","url":"u"},"content":"C"},"text":"t"}',
+  );
+  assert.equal(
+    pretty(record),
+    '{\n "ok": {\n  "name": "a",\n  "provider": "p",\n  "resourceBase": {\n   "kind": "url",\n   "url": "u"\n  },\n  "content": "C"\n },\n "text": "t"\n}',
+  );
 });
