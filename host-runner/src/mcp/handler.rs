@@ -21,7 +21,7 @@ use serde_json::Value;
 use super::notify::Fingerprint;
 use super::skills::{self, SkillFiles, SkillsError};
 use super::{McpServer, State, catalog};
-use crate::registry::{RegistrySnapshot, is_skill_name};
+use crate::registry::{RegistrySnapshot, Winner, is_skill_name};
 use crate::{HostError, ToolOutcome};
 
 /// The server's name in `serverInfo`.
@@ -92,12 +92,47 @@ fn host_failure(error: HostError) -> ErrorData {
     ErrorData::internal_error(error.to_string(), None)
 }
 
+impl State {
+    /// `error` for the client; a skill that changed since it was listed
+    /// invalidates the registry first, so the next listing is fresh (and,
+    /// with the watcher on, a `list_changed` follows through notify.rs).
+    fn skills_error(&self, error: SkillsError) -> ErrorData {
+        if let SkillsError::Changed { .. } = error {
+            self.registry.invalidate();
+        }
+        skills_error(error)
+    }
+
+    /// The skills the extension serves now, each with the decision
+    /// ([`SkillFiles::open`]) every method applies: listed by
+    /// `resources/list`, `skills/list`, read by `resources/read` and
+    /// `skills/get` only when it opens. A refusal is said on the server's
+    /// log.
+    fn served_skills<'a>(&self, winners: impl Iterator<Item = &'a Winner>) -> Vec<&'a Winner> {
+        winners
+            .filter(|winner| {
+                let Some(files) = SkillFiles::of(winner) else { return false };
+                match files.open(&winner.candidate.name) {
+                    Ok(_) => true,
+                    Err(error) => {
+                        let _ = writeln!(std::io::stderr(), "warning: {error}");
+                        let _ = self.skills_error(error);
+                        false
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
 fn skills_error(error: SkillsError) -> ErrorData {
     match error {
         SkillsError::Unknown(_) | SkillsError::NoSuchFile { .. } => {
             ErrorData::resource_not_found(error.to_string(), None)
         }
-        SkillsError::Unreadable { .. } => ErrorData::internal_error(error.to_string(), None),
+        SkillsError::Unreadable { .. } | SkillsError::Changed { .. } => {
+            ErrorData::internal_error(error.to_string(), None)
+        }
         _ => ErrorData::invalid_params(error.to_string(), None),
     }
 }
@@ -200,6 +235,7 @@ impl ServerHandler for McpServer {
                     // Left out of the list, said once on the server's log.
                     Err(error) => {
                         let _ = writeln!(std::io::stderr(), "warning: {error}");
+                        let _ = state.skills_error(error);
                     }
                 }
             }
@@ -223,7 +259,7 @@ impl ServerHandler for McpServer {
             }
             let snapshot = state.snapshot();
             let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
-            skills::manifest(&name, &files).map(GetSkillResult::new).map_err(skills_error)
+            skills::manifest(&name, &files).map(GetSkillResult::new).map_err(|error| state.skills_error(error))
         })
         .await
     }
@@ -235,10 +271,9 @@ impl ServerHandler for McpServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let resources = blocking(self, |state| {
             let snapshot = state.snapshot();
-            Ok(snapshot
-                .skills
-                .iter()
-                .filter(|winner| SkillFiles::of(winner).is_some())
+            Ok(state
+                .served_skills(snapshot.skills.iter())
+                .into_iter()
                 .map(|winner| {
                     Resource::new(skills::skill_uri(&winner.candidate.name), winner.candidate.name.clone())
                         .with_description(winner.candidate.description.clone())
@@ -260,7 +295,7 @@ impl ServerHandler for McpServer {
             let (name, relative) = skills::parse_uri(&uri).map_err(skills_error)?;
             let snapshot = state.snapshot();
             let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
-            let file = skills::read(&uri, &name, &relative, &files).map_err(skills_error)?;
+            let file = skills::read(&uri, &name, &relative, &files).map_err(|error| state.skills_error(error))?;
             let contents = if file.text {
                 let text = String::from_utf8(file.bytes).expect("checked as UTF-8");
                 ResourceContents::text(text, uri.clone())
