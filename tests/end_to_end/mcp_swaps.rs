@@ -30,7 +30,8 @@ fn skill_host_mcp_serves_nothing_swapped_in_after_listing() {
         std::fs::write(outside.join("SKILL.md"), SECRET).unwrap();
         std::fs::write(outside.join("ref.md"), SECRET).unwrap();
 
-        let mut command = vec![path(&skill_host_bin()), "mcp", "--cwd", path(&workspace)];
+        let bin = skill_host_bin();
+        let mut command = vec![path(&bin), "mcp", "--cwd", path(&workspace)];
         command.extend_from_slice(watch);
         let plan = json!({
             "command": command,
