@@ -28,7 +28,7 @@ fn python() -> PathBuf {
     python
 }
 
-fn env(sandbox: &Sandbox) -> Value {
+pub(crate) fn env(sandbox: &Sandbox) -> Value {
     json!({
         "DSH_HOME": path(&sandbox.path().join("home/dsh")),
         "DSH_AGENTS_HOME": path(&sandbox.path().join("home/agents")),
@@ -56,7 +56,7 @@ fn step(sandbox: &Sandbox, workspace: &Path, extra: &[&str]) -> Vec<Value> {
 
 /// Runs the official client (tests/mcp-client/client.py) on `plan` and
 /// returns the transcript it prints.
-fn official_client(sandbox: &Sandbox, plan: &Value) -> Value {
+pub(crate) fn official_client(sandbox: &Sandbox, plan: &Value) -> Value {
     let plan_file = sandbox.path().join("plan.json");
     std::fs::write(&plan_file, plan.to_string()).unwrap();
     let output = Command::new(python())

@@ -10,6 +10,7 @@ change for the list_changed check. Every step is bounded in time.
 """
 
 import json
+import os
 import sys
 import time
 
@@ -68,6 +69,11 @@ async def run(plan: dict) -> dict:
             transcript["protocol_version"] = init.protocol_version
             transcript["capabilities"] = init.capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
             transcript["tools"] = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools.tools]
+
+            # Files swapped for symbolic links once the server has listed.
+            for swap in plan.get("swap", []):
+                os.rename(swap["path"], swap["path"] + ".listed")
+                os.symlink(swap["target"], swap["path"])
 
             calls = []
             for arguments in plan.get("calls", []):

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::notify::Fingerprint;
 use super::skills::{self, SkillFiles, SkillsError};
 use super::{McpServer, State, catalog};
-use crate::registry::{RegistrySnapshot, is_skill_name};
+use crate::registry::{RegistrySnapshot, Winner, is_skill_name};
 use crate::{HostError, ToolOutcome};
 
 /// The server's name in `serverInfo`.
@@ -70,10 +70,8 @@ impl State {
     /// Skills extension serves.
     fn resources_listing(&self, snapshot: &RegistrySnapshot) -> ListResourcesResult {
         ListResourcesResult::with_all_items(
-            snapshot
-                .skills
-                .iter()
-                .filter(|winner| SkillFiles::of(winner).is_some())
+            self.served_skills(snapshot.skills.iter())
+                .into_iter()
                 .map(|winner| {
                     Resource::new(skills::skill_uri(&winner.candidate.name), winner.candidate.name.clone())
                         .with_description(winner.candidate.description.clone())
@@ -156,12 +154,59 @@ fn host_failure(error: HostError) -> ErrorData {
     ErrorData::internal_error(error.to_string(), None)
 }
 
+impl State {
+    /// `error` for the client; a skill that changed since it was listed
+    /// invalidates the registry first, so the next listing is fresh (and,
+    /// with the watcher on, a `list_changed` follows through notify.rs).
+    fn skills_error(&self, error: SkillsError) -> ErrorData {
+        if let SkillsError::Changed { .. } = error {
+            self.registry.invalidate();
+        }
+        skills_error(error)
+    }
+
+    /// Writes `warning: {why}` on the server's log the first time it is
+    /// given: the listings are computed again for every call and every
+    /// change notification, and a refusal is news once.
+    fn warn_once(&self, why: &impl std::fmt::Display) {
+        let text = why.to_string();
+        let mut warned = self.warned.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if warned.insert(text.clone()) {
+            // A closed stderr loses the warning, never the answer.
+            let _ = writeln!(std::io::stderr(), "warning: {text}");
+        }
+    }
+
+    /// The skills the extension serves now, each with the decision
+    /// ([`SkillFiles::open`]) every method applies: listed by
+    /// `resources/list`, `skills/list`, read by `resources/read` and
+    /// `skills/get` only when it opens. A refusal is said on the server's
+    /// log.
+    fn served_skills<'a>(&self, winners: impl Iterator<Item = &'a Winner>) -> Vec<&'a Winner> {
+        winners
+            .filter(|winner| {
+                let Some(files) = SkillFiles::of(winner) else { return false };
+                match files.open(&winner.candidate.name) {
+                    Ok(_) => true,
+                    Err(error) => {
+                        self.warn_once(&error);
+                        let _ = self.skills_error(error);
+                        false
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
 fn skills_error(error: SkillsError) -> ErrorData {
     match error {
         SkillsError::Unknown(_) | SkillsError::NoSuchFile { .. } => {
             ErrorData::resource_not_found(error.to_string(), None)
         }
-        SkillsError::Unreadable { .. } => ErrorData::internal_error(error.to_string(), None),
+        SkillsError::Unreadable { .. } | SkillsError::Changed { .. } => {
+            ErrorData::internal_error(error.to_string(), None)
+        }
         _ => ErrorData::invalid_params(error.to_string(), None),
     }
 }
@@ -257,7 +302,8 @@ impl ServerHandler for McpServer {
                 .map_err(|why| ErrorData::invalid_params(why, None))?;
             for error in left_out {
                 // Left out of the list, said once on the server's log.
-                let _ = writeln!(std::io::stderr(), "warning: {error}");
+                state.warn_once(&error);
+                let _ = state.skills_error(error);
             }
             Ok(result)
         })
@@ -277,7 +323,7 @@ impl ServerHandler for McpServer {
             }
             let snapshot = state.snapshot();
             let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
-            skills::manifest(&name, &files).map(GetSkillResult::new).map_err(skills_error)
+            skills::manifest(&name, &files).map(GetSkillResult::new).map_err(|error| state.skills_error(error))
         })
         .await
     }
@@ -300,7 +346,7 @@ impl ServerHandler for McpServer {
             let (name, relative) = skills::parse_uri(&uri).map_err(skills_error)?;
             let snapshot = state.snapshot();
             let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
-            let file = skills::read(&uri, &name, &relative, &files).map_err(skills_error)?;
+            let file = skills::read(&uri, &name, &relative, &files).map_err(|error| state.skills_error(error))?;
             let contents = if file.text {
                 let text = String::from_utf8(file.bytes).expect("checked as UTF-8");
                 ResourceContents::text(text, uri.clone())

@@ -63,6 +63,8 @@ struct State {
     registry: Arc<SkillRegistry>,
     cwd: Option<String>,
     notifier: notify::Notifier,
+    /// The warnings already written to stderr (each is written once).
+    warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl McpServer {
@@ -78,7 +80,17 @@ impl McpServer {
     ) -> Result<Self, HostError> {
         let definition = plugin.definition()?;
         let notifier = notify::Notifier::default();
-        Ok(Self { state: Arc::new(State { plugin, prompt_plugin, definition, registry, cwd, notifier }) })
+        Ok(Self {
+            state: Arc::new(State {
+                plugin,
+                prompt_plugin,
+                definition,
+                registry,
+                cwd,
+                notifier,
+                warned: Default::default(),
+            }),
+        })
     }
 
     /// The registry it serves.

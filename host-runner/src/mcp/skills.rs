@@ -11,9 +11,7 @@
 //! `SKILL.md`, its own text. Skills without a file here (remote, runtime)
 //! are served by the tool and the prompts, not by the extension.
 
-use std::fs;
-use std::io::Read;
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 
 use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::Value;
@@ -21,7 +19,10 @@ use sha2::{Digest, Sha256};
 use skill_rules::SKILL_FILE;
 
 use crate::providers::frontmatter::frontmatter_json;
-use crate::registry::{RegistrySnapshot, Winner, is_skill_name};
+use crate::registry::{ListedFiles, RegistrySnapshot, Winner, is_skill_name};
+
+mod opened;
+pub use opened::OpenedSkill;
 
 /// The most files one skill may have (the Skills extension's limit).
 pub const MAX_SKILL_FILES: usize = 512;
@@ -40,17 +41,28 @@ pub const SCHEME: &str = "skill://";
 /// a limit of the extension).
 const MAX_DEPTH: usize = 16;
 
-/// Where a skill's files are.
+/// Where a skill's files are, and what the listing opened there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SkillFiles {
     /// A bundle: the folder holding its `SKILL.md`.
-    Folder(PathBuf),
+    Folder {
+        /// The folder, as listed (links not resolved).
+        folder: PathBuf,
+        /// The folder and `SKILL.md` the listing opened.
+        listed: ListedFiles,
+    },
     /// A flat skill file: only itself, served as `SKILL.md`.
-    Flat(PathBuf),
+    Flat {
+        /// The file, as listed.
+        file: PathBuf,
+        /// The file the listing opened.
+        listed: ListedFiles,
+    },
 }
 
 impl SkillFiles {
-    /// The files of `winner`, when it is a skill file on this machine.
+    /// The files of `winner`, when it is a skill file the local provider
+    /// opened on this machine (and recorded what it opened).
     pub fn of(winner: &Winner) -> Option<Self> {
         let candidate = &winner.candidate;
         let path = candidate.path.as_deref()?;
@@ -59,10 +71,10 @@ impl SkillFiles {
         if candidate.provider != "local" || !path.is_absolute() {
             return None;
         }
-        if path.file_name().is_some_and(|name| name == SKILL_FILE) {
-            path.parent().map(|folder| Self::Folder(folder.to_path_buf()))
-        } else {
-            Some(Self::Flat(path.to_path_buf()))
+        let listed = candidate.listed?;
+        match listed.folder {
+            Some(_) => path.parent().map(|folder| Self::Folder { folder: folder.to_path_buf(), listed }),
+            None => Some(Self::Flat { file: path.to_path_buf(), listed }),
         }
     }
 }
@@ -120,6 +132,13 @@ pub enum SkillsError {
         /// The skill.
         name: String,
     },
+    /// The skill's folder or `SKILL.md` is no longer what the listing
+    /// opened: nothing of it is served until it is listed again.
+    #[error("skill \"{name}\" changed on disk since it was listed; list the skills again")]
+    Changed {
+        /// The skill.
+        name: String,
+    },
     /// The skill's files could not be read.
     #[error("skill \"{name}\": {why}")]
     Unreadable {
@@ -170,18 +189,18 @@ pub fn served<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Result<(&'a Win
 /// and every file it serves, digested.
 pub fn manifest(name: &str, files: &SkillFiles) -> Result<Skill, SkillsError> {
     let unreadable = |why: String| SkillsError::Unreadable { name: name.to_owned(), why };
-    let listed = list_files(name, files)?;
-    let mut resources = Vec::with_capacity(listed.len());
+    let skill = files.open(name)?;
+    let mut resources = Vec::with_capacity(skill.files().len());
     let mut frontmatter = None;
-    for (relative, path) in &listed {
-        let bytes = read_capped(path, MAX_SKILL_BYTES)
-            .map_err(|error| unreadable(format!("cannot read {}: {error}", path.display())))?;
+    for (relative, _) in skill.files() {
+        let uri = resource_uri(name, relative);
+        let bytes = skill.read(&uri, relative)?;
         if relative == SKILL_FILE {
             let text =
-                std::str::from_utf8(&bytes).map_err(|_| unreadable(format!("{} is not UTF-8 text", path.display())))?;
+                std::str::from_utf8(&bytes).map_err(|_| unreadable(format!("{SKILL_FILE} is not UTF-8 text")))?;
             frontmatter = Some(frontmatter_of(text).map_err(&unreadable)?);
         }
-        resources.push(SkillResource::new(resource_uri(name, relative), digest(&bytes), bytes.len() as u64));
+        resources.push(SkillResource::new(uri, digest(&bytes), bytes.len() as u64));
     }
     let frontmatter = frontmatter.ok_or_else(|| unreadable(format!("no {SKILL_FILE}")))?;
     Ok(Skill::new(skill_uri(name), frontmatter, SkillResources::Files(resources)))
@@ -209,95 +228,6 @@ pub fn digest(bytes: &[u8]) -> String {
         text.push_str(&format!("{byte:02x}"));
     }
     text
-}
-
-/// The files a skill serves, `(relative path with '/', path)`, sorted by
-/// relative path, `SKILL.md` among them; refused over the extension's
-/// limits.
-pub fn list_files(name: &str, files: &SkillFiles) -> Result<Vec<(String, PathBuf)>, SkillsError> {
-    let unreadable = |why: String| SkillsError::Unreadable { name: name.to_owned(), why };
-    let folder = match files {
-        SkillFiles::Flat(file) => {
-            let meta = fs::metadata(file).map_err(|error| unreadable(format!("{}: {error}", file.display())))?;
-            if meta.len() > MAX_SKILL_BYTES {
-                return Err(SkillsError::TooLarge { name: name.to_owned(), bytes: meta.len() });
-            }
-            return Ok(vec![(SKILL_FILE.to_owned(), file.clone())]);
-        }
-        SkillFiles::Folder(folder) => folder,
-    };
-    let root = fs::canonicalize(folder)
-        .map_err(|error| unreadable(format!("cannot resolve {}: {error}", folder.display())))?;
-    let mut walk = Walk { name, root: &root, found: Vec::new(), bytes: 0 };
-    walk.folder(folder, "", 0)?;
-    let mut found = walk.found;
-    found.sort();
-    if !found.iter().any(|(relative, _)| relative == SKILL_FILE) {
-        return Err(unreadable(format!("no {SKILL_FILE} in {}", folder.display())));
-    }
-    Ok(found)
-}
-
-struct Walk<'a> {
-    name: &'a str,
-    root: &'a Path,
-    found: Vec<(String, PathBuf)>,
-    bytes: u64,
-}
-
-impl Walk<'_> {
-    fn folder(&mut self, dir: &Path, prefix: &str, depth: usize) -> Result<(), SkillsError> {
-        let entries = fs::read_dir(dir).map_err(|error| SkillsError::Unreadable {
-            name: self.name.to_owned(),
-            why: format!("cannot list {}: {error}", dir.display()),
-        })?;
-        for entry in entries.flatten() {
-            let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else { continue };
-            if file_name.starts_with('.') {
-                continue;
-            }
-            let path = entry.path();
-            let relative = format!("{prefix}{file_name}");
-            let Ok(kind) = entry.file_type() else { continue };
-            if kind.is_dir() {
-                if depth < MAX_DEPTH {
-                    self.folder(&path, &format!("{relative}/"), depth + 1)?;
-                }
-                continue;
-            }
-            // A file, or a link whose target is a file inside the folder.
-            let Some(size) = confined_file(self.root, &path) else { continue };
-            if self.found.len() == MAX_SKILL_FILES {
-                return Err(SkillsError::TooManyFiles { name: self.name.to_owned() });
-            }
-            self.bytes += size;
-            if self.bytes > MAX_SKILL_BYTES {
-                return Err(SkillsError::TooLarge { name: self.name.to_owned(), bytes: self.bytes });
-            }
-            self.found.push((relative, path));
-        }
-        Ok(())
-    }
-}
-
-/// The size of `path` when it resolves (links followed) to a regular file
-/// inside `root` (canonical); `None` otherwise.
-fn confined_file(root: &Path, path: &Path) -> Option<u64> {
-    let resolved = fs::canonicalize(path).ok()?;
-    if !resolved.starts_with(root) {
-        return None;
-    }
-    let meta = fs::metadata(&resolved).ok()?;
-    meta.is_file().then_some(meta.len())
-}
-
-fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    fs::File::open(path)?.take(cap + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(std::io::Error::other(format!("larger than the {} MiB limit", cap / (1024 * 1024))));
-    }
-    Ok(bytes)
 }
 
 /// The URI of a skill's file: each path segment percent-encoded.
@@ -375,37 +305,10 @@ pub struct ReadFile {
     pub text: bool,
 }
 
-/// Reads the file `relative` of a skill, only from inside its folder: the
-/// path, with links resolved, must stay in the skill's folder.
+/// Reads the file `relative` of a skill: one it serves ([`SkillFiles::open`],
+/// the decision every method applies), opened beneath its folder.
 pub fn read(uri: &str, name: &str, relative: &str, files: &SkillFiles) -> Result<ReadFile, SkillsError> {
-    let path = match files {
-        SkillFiles::Flat(_) if relative != SKILL_FILE => {
-            return Err(SkillsError::NoSuchFile { uri: uri.to_owned(), name: name.to_owned() });
-        }
-        SkillFiles::Flat(file) => file.clone(),
-        SkillFiles::Folder(folder) => {
-            let root = fs::canonicalize(folder).map_err(|error| SkillsError::Unreadable {
-                name: name.to_owned(),
-                why: format!("cannot resolve {}: {error}", folder.display()),
-            })?;
-            let joined = folder.join(relative);
-            // `parse_uri` refused `..`; a link can still point out.
-            debug_assert!(Path::new(relative).components().all(|part| matches!(part, Component::Normal(_))));
-            let resolved = fs::canonicalize(&joined)
-                .map_err(|_| SkillsError::NoSuchFile { uri: uri.to_owned(), name: name.to_owned() })?;
-            if !resolved.starts_with(&root) {
-                return Err(SkillsError::Outside { uri: uri.to_owned(), name: name.to_owned() });
-            }
-            if !fs::metadata(&resolved).is_ok_and(|meta| meta.is_file()) {
-                return Err(SkillsError::NoSuchFile { uri: uri.to_owned(), name: name.to_owned() });
-            }
-            resolved
-        }
-    };
-    let bytes = read_capped(&path, MAX_SKILL_BYTES).map_err(|error| SkillsError::Unreadable {
-        name: name.to_owned(),
-        why: format!("cannot read {}: {error}", path.display()),
-    })?;
+    let bytes = files.open(name)?.read(uri, relative)?;
     let text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
     let mime_type = match (text, relative.ends_with(".md")) {
         (true, true) => "text/markdown",
@@ -414,6 +317,9 @@ pub fn read(uri: &str, name: &str, relative: &str, files: &SkillFiles) -> Result
     };
     Ok(ReadFile { bytes, mime_type, text })
 }
+
+#[cfg(test)]
+mod swaps;
 
 #[cfg(test)]
 mod tests {

@@ -14,8 +14,11 @@ use std::path::{Component, Path, PathBuf};
 
 use super::frontmatter::parse_skill_file;
 use crate::registry::{
-    Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider, SkippedFile, body_digest,
+    FileIdentity, ListedFiles, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider,
+    SkippedFile, body_digest,
 };
+
+mod open;
 
 /// The provider's registered name.
 pub const LOCAL_PROVIDER: &str = "local";
@@ -215,11 +218,15 @@ impl SkillProvider for LocalProvider {
                 candidate.name
             )));
         };
-        let text = match read_skill_text(path) {
-            Ok(SkillText::Text(text)) => text,
+        // A bundle's SKILL.md is read beneath its folder as the listing read
+        // it; the identities of what was read go into the summary, so that
+        // the registry sees a skill that is another file than it listed.
+        let bundle = candidate.listed.is_some_and(|listed| listed.folder.is_some());
+        let (text, listed) = match read_skill_text(path, bundle) {
+            Ok((SkillText::Text(text), listed)) => (text, listed),
             // Gone, or no longer a readable text file: the skill no longer
             // exists as far as the model is concerned.
-            Ok(SkillText::Absent | SkillText::Refused(_)) => return Ok(None),
+            Ok((SkillText::Absent | SkillText::Refused(_), _)) => return Ok(None),
             Err(error) => {
                 return Err(ProviderError(format!("cannot read skill file {}: {error}", path.display())));
             }
@@ -244,6 +251,7 @@ impl SkillProvider for LocalProvider {
                 path: Some(path.clone()),
                 metadata: parsed.metadata,
                 body_digest: Some(body_digest(&parsed.body)),
+                listed,
             },
             content: parsed.body,
         }))
@@ -269,15 +277,15 @@ fn list_root(root: &SkillRoot, listing: &mut Listing) {
         let Some(kind) = entry_kind(&entry.path, listing) else {
             continue;
         };
-        let (file, base) = match kind {
-            EntryKind::Directory => (entry.path.join(SKILL_FILE), entry.path.clone()),
+        let (file, base, bundle) = match kind {
+            EntryKind::Directory => (entry.path.join(SKILL_FILE), entry.path.clone(), true),
             // Case-sensitive, as in DeepSeek Harness: `NOTES.MD` is not a skill.
             EntryKind::File if entry.name.as_encoded_bytes().ends_with(b".md") => {
-                (entry.path.clone(), root.path.clone())
+                (entry.path.clone(), root.path.clone(), false)
             }
             EntryKind::File | EntryKind::Other => continue,
         };
-        if let Some(candidate) = read_candidate(root, &file, &base, listing) {
+        if let Some(candidate) = read_candidate(root, &file, &base, bundle, listing) {
             listing.candidates.push(candidate);
         }
     }
@@ -360,12 +368,18 @@ fn entry_kind(path: &Path, listing: &mut Listing) -> Option<EntryKind> {
 
 /// Reads and parses one skill file into a candidate, recording why not when
 /// it is refused.
-fn read_candidate(root: &SkillRoot, file: &Path, base: &Path, listing: &mut Listing) -> Option<SkillCandidate> {
-    let text = match read_skill_text(file) {
-        Ok(SkillText::Text(text)) => text,
+fn read_candidate(
+    root: &SkillRoot,
+    file: &Path,
+    base: &Path,
+    bundle: bool,
+    listing: &mut Listing,
+) -> Option<SkillCandidate> {
+    let (text, listed) = match read_skill_text(file, bundle) {
+        Ok((SkillText::Text(text), listed)) => (text, listed),
         // A folder without `SKILL.md` is just a folder.
-        Ok(SkillText::Absent) => return None,
-        Ok(SkillText::Refused(reason)) => {
+        Ok((SkillText::Absent, _)) => return None,
+        Ok((SkillText::Refused(reason), _)) => {
             skip(listing, file, reason);
             return None;
         }
@@ -399,6 +413,7 @@ fn read_candidate(root: &SkillRoot, file: &Path, base: &Path, listing: &mut List
         path: Some(file.to_path_buf()),
         metadata: parsed.metadata,
         body_digest: Some(body_digest(&parsed.body)),
+        listed,
     })
 }
 
@@ -412,37 +427,41 @@ enum SkillText {
     Refused(String),
 }
 
-/// Reads a skill file. `Err` only for failures that leave its state unknown
-/// (permission denied, I/O error).
-fn read_skill_text(path: &Path) -> io::Result<SkillText> {
+/// Reads a skill file (a bundle's beneath its folder, see [`open`]), with
+/// the identities of what was read. `Err` only for failures that leave its
+/// state unknown (permission denied, I/O error).
+fn read_skill_text(path: &Path, bundle: bool) -> io::Result<(SkillText, Option<ListedFiles>)> {
     // Following links: a dangling one is refused, a missing file is absent.
-    // The kind and size are judged on the file opened (`read_skill_bytes`).
-    match fs::metadata(path) {
-        Ok(_) => {}
+    // The kind and size are judged on the file opened.
+    let opened = match open::open_skill_file(path, bundle) {
+        Ok(opened) => opened,
         Err(error) if is_absent(&error) || is_symlink_loop(&error) => {
-            return Ok(if is_symlink(path) {
-                SkillText::Refused(format!("broken symbolic link: {error}"))
-            } else {
-                SkillText::Absent
-            });
+            return Ok((
+                if is_symlink(path) {
+                    SkillText::Refused(format!("broken symbolic link: {error}"))
+                } else {
+                    SkillText::Absent
+                },
+                None,
+            ));
         }
         Err(error) => return Err(error),
-    }
-    let bytes = match read_skill_bytes(path) {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(refused)) => return Ok(SkillText::Refused(refused)),
-        Err(error) if is_absent(&error) => return Ok(SkillText::Absent),
-        Err(error) => return Err(error),
     };
+    let (bytes, meta) = match read_opened_bytes(opened.file)? {
+        Ok(read) => read,
+        Err(refused) => return Ok((SkillText::Refused(refused), None)),
+    };
+    let listed = FileIdentity::of(&meta).map(|file| ListedFiles { file, folder: opened.folder });
     if bytes.contains(&0) {
-        return Ok(SkillText::Refused("binary file (contains NUL bytes), not a text skill file".to_string()));
+        let refused = "binary file (contains NUL bytes), not a text skill file".to_string();
+        return Ok((SkillText::Refused(refused), None));
     }
     match String::from_utf8(bytes) {
-        Ok(text) => Ok(SkillText::Text(text)),
-        Err(error) => Ok(SkillText::Refused(format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            error.utf8_error().valid_up_to()
-        ))),
+        Ok(text) => Ok((SkillText::Text(text), listed)),
+        Err(error) => Ok((
+            SkillText::Refused(format!("not UTF-8 text (invalid byte at offset {})", error.utf8_error().valid_up_to())),
+            None,
+        )),
     }
 }
 
@@ -453,11 +472,11 @@ fn read_skill_text(path: &Path) -> io::Result<SkillText> {
 /// size are those of what was opened; a file growing meanwhile is still
 /// never read past the limit.
 pub(crate) fn read_skill_bytes(path: &Path) -> io::Result<Result<Vec<u8>, String>> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path)?;
+    Ok(read_opened_bytes(open::open_nonblocking(path)?)?.map(|(bytes, _)| bytes))
+}
+
+/// [`read_skill_bytes`] of a file already opened, with its metadata.
+fn read_opened_bytes(file: fs::File) -> io::Result<Result<(Vec<u8>, fs::Metadata), String>> {
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Ok(Err("not a regular file".to_string()));
@@ -471,7 +490,7 @@ pub(crate) fn read_skill_bytes(path: &Path) -> io::Result<Result<Vec<u8>, String
     if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
         return Ok(Err(too_large(format!("more than {MAX_SKILL_FILE_BYTES}"))));
     }
-    Ok(Ok(bytes))
+    Ok(Ok((bytes, meta)))
 }
 
 /// Errors that mean "nothing there": the path, or a folder on it, is missing.

@@ -82,6 +82,7 @@ impl MemoryProvider {
         };
         string("content", None)?;
         Ok(SkillCandidate {
+            listed: None,
             name: string("name", None)?,
             description: string("description", None)?,
             when_to_use,

@@ -362,6 +362,7 @@ impl SkillProvider for RemoteProvider {
         // skill as unknown (renamed) and invalidates.
         Ok(Some(SkillDefinition {
             summary: SkillCandidate {
+                listed: None,
                 name: parsed.name,
                 description: parsed.description,
                 when_to_use: parsed.when_to_use,
@@ -500,6 +501,7 @@ fn candidate(index: &Url, entry: &Value) -> Result<(SkillCandidate, Option<Strin
             .map_err(|error| skip(format!("skill \"{name}\": malformed `invocation`: {error}")))?,
     };
     let candidate = SkillCandidate {
+        listed: None,
         name,
         description,
         when_to_use,

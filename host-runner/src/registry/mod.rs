@@ -292,6 +292,19 @@ impl SkillRegistry {
         name: &str,
         limit: &ProviderDeadline,
     ) -> Result<Option<SkillDefinition>, RegistryError> {
+        self.load_listed(snapshot, cwd, name, limit, false)
+    }
+
+    /// [`SkillRegistry::get_listed`]; `relisted` once the snapshot is the
+    /// fresh listing made because a loaded file was not the one listed.
+    fn load_listed(
+        &self,
+        snapshot: &RegistrySnapshot,
+        cwd: Option<&Path>,
+        name: &str,
+        limit: &ProviderDeadline,
+        relisted: bool,
+    ) -> Result<Option<SkillDefinition>, RegistryError> {
         if !is_skill_name(name) {
             return Ok(None);
         }
@@ -324,6 +337,17 @@ impl SkillRegistry {
         validate_definition(&definition).map_err(RegistryError::Failed)?;
         if definition.summary.name != winner.candidate.name {
             self.invalidate();
+            return Ok(None);
+        }
+        if definition.summary.listed != winner.candidate.listed {
+            // Another file than the one listed is at the skill's path (a
+            // rename over it, a link put in its place): what was read is
+            // judged by a fresh listing, once, never by the stale one.
+            self.invalidate();
+            if !relisted {
+                let fresh = self.list_within(cwd, limit)?;
+                return self.load_listed(&fresh, cwd, name, limit, true);
+            }
             return Ok(None);
         }
         Ok(Some(definition))

@@ -55,6 +55,7 @@ impl RuntimeSkill {
 
     pub(super) fn candidate(&self) -> SkillCandidate {
         SkillCandidate {
+            listed: None,
             name: self.name.clone(),
             description: self.description.clone(),
             when_to_use: self.when_to_use.clone(),

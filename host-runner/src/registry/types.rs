@@ -76,6 +76,49 @@ pub struct SkillCandidate {
     /// mean the same instructions. `None` when the provider cannot tell
     /// without loading the skill.
     pub body_digest: Option<String>,
+    /// What the listing opened, for a skill file on this machine: reads of
+    /// the skill's files check that they open these same files (docs/spec.md
+    /// §6.9, docs/security.md). Never sent to the plugin.
+    pub listed: Option<ListedFiles>,
+}
+
+/// The identity of an opened file or folder: its device and inode, which
+/// stay the same while it is edited in place and change when another file is
+/// put at its path (a rename, a symbolic link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileIdentity {
+    /// The device (`st_dev`).
+    pub device: u64,
+    /// The inode (`st_ino`).
+    pub inode: u64,
+}
+
+impl FileIdentity {
+    /// The identity in `meta` (taken from an open handle, so that it is the
+    /// identity of what was read); `None` where the platform has none.
+    pub fn of(meta: &std::fs::Metadata) -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Self { device: meta.dev(), inode: meta.ino() })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
+}
+
+/// What a local listing opened for one skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListedFiles {
+    /// The skill file it read (`SKILL.md`, or a flat `<name>.md`), links
+    /// followed.
+    pub file: FileIdentity,
+    /// A bundle's folder, links followed; its `SKILL.md` was opened beneath
+    /// this very folder. `None` for a flat skill file.
+    pub folder: Option<FileIdentity>,
 }
 
 /// The digest of a skill body: `sha256:` and the SHA-256 of its UTF-8

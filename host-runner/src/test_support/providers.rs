@@ -20,6 +20,7 @@ pub const CANDIDATE_RANK: i64 = 100;
 /// field with struct update syntax: `SkillCandidate { description, ..ranked(…) }`.
 pub fn ranked(provider: &str, name: &str, rank: i64) -> SkillCandidate {
     SkillCandidate {
+        listed: None,
         name: name.to_owned(),
         description: format!("{name} from {provider}"),
         when_to_use: None,

@@ -90,6 +90,8 @@ fn lists_folder_and_flat_skills_with_their_resource_bases() {
                 body_digest: Some(body_digest(
                     &parse_skill_file(&skill_text("flat-skill", "A flat skill.")).unwrap().body
                 )),
+                // What the listing opened: the file, no folder of its own.
+                listed: Some(ListedFiles { file: identity(&root.join("flat-skill.md")), folder: None }),
             },
             SkillCandidate {
                 name: "folder-skill".into(),
@@ -107,6 +109,10 @@ fn lists_folder_and_flat_skills_with_their_resource_bases() {
                 body_digest: Some(body_digest(
                     &parse_skill_file(&skill_text("folder-skill", "A folder skill.")).unwrap().body
                 )),
+                listed: Some(ListedFiles {
+                    file: identity(&root.join("folder-skill/SKILL.md")),
+                    folder: Some(identity(&root.join("folder-skill"))),
+                }),
             },
         ]
     );
@@ -194,4 +200,9 @@ fn dsh_agents_skills_corpus_lists_every_skill() {
     assert_eq!(listing.candidates.len(), 11);
     let translate = listing.candidates.iter().find(|c| c.name == "dsh-translate-docs").unwrap();
     assert_eq!(translate.invocation, InvocationPolicy { model_invocable: false, user_invocable: true });
+}
+
+/// The identity of what is at `path`, links followed.
+fn identity(path: &Path) -> FileIdentity {
+    FileIdentity::of(&fs::metadata(path).unwrap()).unwrap()
 }

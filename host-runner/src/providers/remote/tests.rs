@@ -71,6 +71,7 @@ fn lists_an_index_with_absolute_and_relative_urls() {
     assert_eq!(
         listing.candidates[0],
         SkillCandidate {
+            listed: None,
             name: "relative".into(),
             description: "A relative one.".into(),
             when_to_use: None,

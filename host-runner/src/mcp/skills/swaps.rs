@@ -1,0 +1,200 @@
+//! What is served when a skill's files change on disk after the listing:
+//! never bytes from outside the folder as listed (docs/security.md).
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{SkillsError, manifest, read, resource_uri, served};
+use crate::providers::local::{LocalProvider, LocalRoots};
+use crate::registry::SkillRegistry;
+
+const SECRET: &str = "OUTSIDE-SECRET";
+
+fn registry(root: &Path) -> SkillRegistry {
+    let registry = SkillRegistry::new();
+    let roots = LocalRoots { custom: vec![root.to_path_buf()], ..LocalRoots::default() };
+    registry.register_provider(Arc::new(LocalProvider::new(roots)));
+    registry
+}
+
+fn skill_text(name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n\n{body}\n")
+}
+
+/// Every way the extension reads `relative` of skill `name`: never the secret.
+fn assert_nothing_of_the_secret(registry: &SkillRegistry, name: &str, relative: &str) {
+    let snapshot = registry.snapshot(None);
+    let (_, files) = served(&snapshot, name).unwrap();
+    let uri = resource_uri(name, relative);
+    if let Ok(file) = read(&uri, name, relative, &files) {
+        assert!(!String::from_utf8_lossy(&file.bytes).contains(SECRET), "resources/read served the outside file");
+    }
+    if let Ok(skill) = manifest(name, &files) {
+        let text = serde_json::to_string(&skill).unwrap();
+        assert!(!text.contains(SECRET), "skills/get described the outside file: {text}");
+    }
+}
+
+#[test]
+fn a_flat_skill_swapped_for_a_link_after_listing_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("skills"), dir.path().join("outside"));
+    fs::create_dir_all(&root).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(root.join("flat.md"), skill_text("flat", "Flat.", "Inside.")).unwrap();
+    fs::write(outside.join("secret.md"), format!("{SECRET}\n")).unwrap();
+    let registry = registry(&root);
+    let snapshot = registry.snapshot(None);
+    let (_, files) = served(&snapshot, "flat").unwrap();
+    fs::remove_file(root.join("flat.md")).unwrap();
+    symlink(outside.join("secret.md"), root.join("flat.md")).unwrap();
+
+    let uri = resource_uri("flat", "SKILL.md");
+    assert_eq!(read(&uri, "flat", "SKILL.md", &files).unwrap_err(), SkillsError::Changed { name: "flat".into() });
+    assert_eq!(manifest("flat", &files).unwrap_err(), SkillsError::Changed { name: "flat".into() });
+    assert_eq!(
+        SkillsError::Changed { name: "flat".into() }.to_string(),
+        "skill \"flat\" changed on disk since it was listed; list the skills again"
+    );
+    assert_nothing_of_the_secret(&registry, "flat", "SKILL.md");
+}
+
+#[test]
+fn a_bundle_folder_swapped_for_a_link_after_listing_serves_nothing_from_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, other) = (dir.path().join("skills"), dir.path().join("other"));
+    fs::create_dir_all(root.join("b")).unwrap();
+    fs::create_dir_all(&other).unwrap();
+    fs::write(root.join("b/SKILL.md"), skill_text("b", "Bundle.", "Inside.")).unwrap();
+    fs::write(root.join("b/ref.md"), "inside reference\n").unwrap();
+    fs::write(other.join("SKILL.md"), skill_text("b", "Bundle.", SECRET)).unwrap();
+    fs::write(other.join("ref.md"), SECRET).unwrap();
+    fs::write(other.join("secret.txt"), SECRET).unwrap();
+    let registry = registry(&root);
+    let snapshot = registry.snapshot(None);
+    let (_, files) = served(&snapshot, "b").unwrap();
+    fs::rename(root.join("b"), dir.path().join("b-old")).unwrap();
+    symlink(&other, root.join("b")).unwrap();
+
+    for relative in ["SKILL.md", "ref.md", "secret.txt"] {
+        let uri = resource_uri("b", relative);
+        assert_eq!(read(&uri, "b", relative, &files).unwrap_err(), SkillsError::Changed { name: "b".into() });
+    }
+    assert_eq!(manifest("b", &files).unwrap_err(), SkillsError::Changed { name: "b".into() });
+    assert_nothing_of_the_secret(&registry, "b", "ref.md");
+}
+
+/// A folder inside a bundle swapped between a real folder and a link to an
+/// outside one while 20,000 reads run (or 5 s): no read returns the outside
+/// file (the check-then-open by path did, 147 times in 20,000).
+#[test]
+fn a_folder_swapped_for_a_link_while_reads_run_never_serves_the_outside_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("skills"), dir.path().join("outside"));
+    fs::create_dir_all(root.join("r/sub")).unwrap();
+    fs::create_dir_all(outside.join("sub")).unwrap();
+    fs::write(root.join("r/SKILL.md"), skill_text("r", "Racing.", "Inside.")).unwrap();
+    fs::write(root.join("r/sub/file.txt"), "inside\n").unwrap();
+    fs::write(outside.join("sub/file.txt"), SECRET).unwrap();
+    let registry = registry(&root);
+    let snapshot = registry.snapshot(None);
+    let (_, files) = served(&snapshot, "r").unwrap();
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (stop, sub, parked, link) =
+            (Arc::clone(&stop), root.join("r/sub"), root.join("r/.sub-real"), outside.join("sub"));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                fs::rename(&sub, &parked).unwrap();
+                symlink(&link, &sub).unwrap();
+                fs::remove_file(&sub).unwrap();
+                fs::rename(&parked, &sub).unwrap();
+            }
+        })
+    };
+    let uri = resource_uri("r", "sub/file.txt");
+    let started = Instant::now();
+    let (mut reads, mut served_inside) = (0, 0);
+    while reads < 20_000 && started.elapsed() < Duration::from_secs(5) {
+        if let Ok(file) = read(&uri, "r", "sub/file.txt", &files) {
+            assert_ne!(String::from_utf8_lossy(&file.bytes), SECRET, "read {reads} served the outside file");
+            served_inside += 1;
+        }
+        reads += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(served_inside > 0, "no read succeeded in {reads}");
+}
+
+/// One decision per skill (issue item 7): `skills/get` (the manifest) and
+/// `resources/read` agree on every skill, served or refused.
+#[test]
+fn every_method_gives_one_answer_per_skill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("skills"), dir.path().join("outside"));
+    fs::create_dir_all(&outside).unwrap();
+    // SKILL.md a link inside its folder, and one out of it: both are the
+    // file the listing parsed, so both are served, by every method.
+    fs::create_dir_all(root.join("inside-link/docs")).unwrap();
+    fs::write(root.join("inside-link/docs/real.md"), skill_text("inside-link", "In.", "Body.")).unwrap();
+    symlink("docs/real.md", root.join("inside-link/SKILL.md")).unwrap();
+    fs::create_dir_all(root.join("outside-link")).unwrap();
+    fs::write(outside.join("real.md"), skill_text("outside-link", "Out.", "Body.")).unwrap();
+    symlink(outside.join("real.md"), root.join("outside-link/SKILL.md")).unwrap();
+    // Over the extension's 512 files: refused, by every method.
+    fs::create_dir_all(root.join("huge")).unwrap();
+    fs::write(root.join("huge/SKILL.md"), skill_text("huge", "Huge.", "Body.")).unwrap();
+    for i in 0..512 {
+        fs::write(root.join(format!("huge/f{i}.txt")), "x").unwrap();
+    }
+    let registry = registry(&root);
+    let snapshot = registry.snapshot(None);
+    for name in ["inside-link", "outside-link"] {
+        let (_, files) = served(&snapshot, name).unwrap();
+        let skill = manifest(name, &files).unwrap();
+        let text = read(&resource_uri(name, "SKILL.md"), name, "SKILL.md", &files).unwrap();
+        assert!(String::from_utf8(text.bytes).unwrap().contains(&format!("name: {name}")));
+        assert!(files.open(name).is_ok());
+        assert_eq!(serde_json::to_value(&skill).unwrap()["uri"], format!("skill://{name}/SKILL.md"));
+    }
+    let (_, files) = served(&snapshot, "huge").unwrap();
+    let refused = SkillsError::TooManyFiles { name: "huge".into() };
+    assert_eq!(files.open("huge").unwrap_err(), refused);
+    assert_eq!(manifest("huge", &files).unwrap_err(), refused);
+    for relative in ["SKILL.md", "f0.txt"] {
+        assert_eq!(read(&resource_uri("huge", relative), "huge", relative, &files).unwrap_err(), refused);
+    }
+}
+
+/// The `skill` tool's body: a skill file that is another file than listed
+/// is loaded per a fresh listing (the catalog then says what is there), and
+/// an edit saved by renaming over the file keeps working.
+#[test]
+fn the_tool_loads_a_swapped_skill_file_per_a_fresh_listing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (root, outside) = (dir.path().join("skills"), dir.path().join("outside"));
+    fs::create_dir_all(&root).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(root.join("flat.md"), skill_text("flat", "Flat.", "Inside.")).unwrap();
+    let registry = registry(&root);
+    assert_eq!(registry.snapshot(None).skills[0].candidate.description, "Flat.");
+
+    // Saved by rename: a new inode, the new body.
+    fs::write(root.join(".flat.md.tmp"), skill_text("flat", "Edited.", "Edited body.")).unwrap();
+    fs::rename(root.join(".flat.md.tmp"), root.join("flat.md")).unwrap();
+    assert_eq!(registry.get(None, "flat").unwrap().unwrap().content, "Edited body.");
+    assert_eq!(registry.snapshot(None).skills[0].candidate.description, "Edited.");
+
+    // A link to a file that is not a skill: not loaded, as a fresh listing
+    // would skip it.
+    fs::write(outside.join("secret.txt"), SECRET).unwrap();
+    fs::remove_file(root.join("flat.md")).unwrap();
+    symlink(outside.join("secret.txt"), root.join("flat.md")).unwrap();
+    assert_eq!(registry.get(None, "flat").unwrap(), None);
+}
