@@ -30,10 +30,16 @@
 //! URL are dropped with the rest: only whoever configured the index hands
 //! out credentials.
 //!
+//! Redirects are followed here, not by the HTTP client: at most
+//! [`MAX_REDIRECTS`], never from HTTPS down to plain HTTP, never with the
+//! index's credentials.
+//!
 //! A complete listing is cached by the registry like any other, until
-//! something invalidates it: a long-running host that wants to see index
-//! changes calls [`SkillRegistry::invalidate`](crate::SkillRegistry::invalidate)
-//! now and then.
+//! something invalidates it. An index answered with an `ETag` is re-read
+//! with `If-None-Match`, and [`RemoteProvider::max_age`] says how long the
+//! last listing may be used: a long-running host wraps the provider in a
+//! [`BackgroundListing`](crate::BackgroundListing), which re-reads it on that
+//! interval and reports changes.
 //!
 //! ```no_run
 //! use std::sync::Arc;
