@@ -19,6 +19,7 @@ mod loaded_skills;
 mod mcp;
 mod mcp_http;
 mod mcp_notify;
+mod mcp_remote;
 mod mcp_swaps;
 mod patterns;
 mod providers;

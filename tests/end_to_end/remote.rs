@@ -145,7 +145,7 @@ fn test_ca() -> TestCa {
 
 /// An HTTPS server on 127.0.0.1: TLS (rustls, ring) in front of routes, one
 /// thread per connection, each bounded in time; stops with the test process.
-fn https_server(ca: &TestCa, routes: Vec<(String, String)>) -> String {
+fn https_server(ca: &TestCa, routes: Vec<(String, Reply)>) -> String {
     use std::io::{Read, Write};
     let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
@@ -175,10 +175,16 @@ fn https_server(ca: &TestCa, routes: Vec<(String, String)>) -> String {
                 }
                 let head = String::from_utf8_lossy(&head);
                 let path = head.split(' ').nth(1).unwrap_or("").to_owned();
-                let reply = routes.iter().find(|(p, _)| *p == path).map(|(_, body)| body.clone());
-                let (status, body) = reply.map_or((404, String::new()), |body| (200, body));
-                let response =
-                    format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                let reply = routes.iter().find(|(p, _)| *p == path).map(|(_, reply)| reply.clone());
+                let (status, location, body) = match reply {
+                    Some(Reply::Body(body)) => (200, String::new(), String::from_utf8(body).unwrap()),
+                    Some(Reply::Redirect(to)) => (302, format!("Location: {to}\r\n"), String::new()),
+                    _ => (404, String::new(), String::new()),
+                };
+                let response = format!(
+                    "HTTP/1.1 {status} X\r\n{location}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
                 let _ = tls.write_all(response.as_bytes());
                 let _ = tls.flush();
                 tls.conn.send_close_notify();
@@ -214,9 +220,9 @@ fn https_indexes_are_verified_and_their_digests_checked() {
     let origin = https_server(
         &ca,
         vec![
-            ("/.well-known/agent-skills/index.json".into(), index.to_string()),
-            ("/.well-known/agent-skills/secure-triage/SKILL.md".into(), good.into()),
-            ("/.well-known/agent-skills/tampered/SKILL.md".into(), tampered.into()),
+            ("/.well-known/agent-skills/index.json".into(), body(&index.to_string())),
+            ("/.well-known/agent-skills/secure-triage/SKILL.md".into(), body(good)),
+            ("/.well-known/agent-skills/tampered/SKILL.md".into(), body(tampered)),
         ],
     );
     let ca_file = sandbox.path().join("ca.pem");
@@ -261,4 +267,44 @@ fn https_indexes_are_verified_and_their_digests_checked() {
     // A CA file that is not one is a usage error.
     let output = sandbox.run(&["skills", "--remote", &origin, "--remote-ca", cwd]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
+
+#[test]
+fn an_https_index_is_never_redirected_to_plain_http() {
+    let sandbox = Sandbox::new();
+    let ca = test_ca();
+    let plain = server();
+    let index =
+        r#"{"skills":[{"name":"secure-triage","description":"Triage over HTTPS.","url":"secure-triage/SKILL.md"}]}"#;
+    let origin = https_server(
+        &ca,
+        vec![
+            ("/downgrade.json".into(), Reply::Redirect(plain.url("/index.json"))),
+            ("/moved.json".into(), Reply::Redirect("/skills/index.json".into())),
+            ("/skills/index.json".into(), body(index)),
+        ],
+    );
+    let ca_file = sandbox.path().join("ca.pem");
+    std::fs::write(&ca_file, &ca.ca_pem).unwrap();
+    let cwd = sandbox.path().to_str().unwrap();
+    let list = |index: &str| {
+        sandbox.run(&["skills", "--json", "--cwd", cwd, "--remote", index, "--remote-ca", ca_file.to_str().unwrap()])
+    };
+
+    let output = list(&format!("{origin}/downgrade.json"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "warning: skill provider \"remote\" skipped: {origin}/downgrade.json: cannot read skill index: redirected from {origin}/downgrade.json to {}, which is plain HTTP: a redirect from HTTPS to HTTP is refused\n",
+            plain.url("/index.json")
+        )
+    );
+    assert!(plain.requests().is_empty(), "{:?}", plain.requests());
+
+    // Another HTTPS URL is followed.
+    let output = list(&format!("{origin}/moved.json"));
+    assert_eq!(stderr(&output), "");
+    let listed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(listed["skills"][0]["name"], "secure-triage");
 }

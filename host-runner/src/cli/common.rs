@@ -14,7 +14,7 @@ use skill_host::message::single_text;
 use skill_host::providers::local::{LocalProvider, LocalRoots};
 use skill_host::providers::remote::{IndexUrl, RemoteProvider, RootCertificates};
 use skill_host::session::LockWait;
-use skill_host::{EMBEDDED_PLUGIN, HostError, OutputLimits, Plugin, SandboxLimits, SkillRegistry};
+use skill_host::{EMBEDDED_PLUGIN, HostError, OutputLimits, Plugin, SandboxLimits, SkillProvider, SkillRegistry};
 
 /// Options accepted before or after any command.
 #[derive(Args)]
@@ -204,15 +204,27 @@ impl GlobalOptions {
     /// A registry with the local filesystem provider, then the remote
     /// provider when `--remote` names an index.
     pub fn registry(&self) -> Arc<SkillRegistry> {
+        self.registry_with_remote(self.remote_provider().map(|remote| Arc::new(remote) as Arc<dyn SkillProvider>))
+    }
+
+    /// The remote provider over the `--remote` indexes, if any.
+    pub fn remote_provider(&self) -> Option<RemoteProvider> {
+        if self.remote.is_empty() {
+            return None;
+        }
+        let provider = RemoteProvider::new(self.remote.clone());
+        Some(match &self.remote_ca {
+            Some(roots) => provider.with_root_certificates(roots),
+            None => provider,
+        })
+    }
+
+    /// A registry with the local filesystem provider, then `remote`.
+    pub fn registry_with_remote(&self, remote: Option<Arc<dyn SkillProvider>>) -> Arc<SkillRegistry> {
         let registry = Arc::new(SkillRegistry::new());
         registry.register_provider(Arc::new(LocalProvider::new(self.local_roots())));
-        if !self.remote.is_empty() {
-            let provider = RemoteProvider::new(self.remote.clone());
-            let provider = match &self.remote_ca {
-                Some(roots) => provider.with_root_certificates(roots),
-                None => provider,
-            };
-            registry.register_provider(Arc::new(provider));
+        if let Some(remote) = remote {
+            registry.register_provider(remote);
         }
         registry
     }

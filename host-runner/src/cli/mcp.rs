@@ -5,6 +5,7 @@
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -12,7 +13,7 @@ use serde_json::Value;
 use skill_host::mcp::http::{endpoint_url, loopback_address, serve_http};
 use skill_host::mcp::{McpServer, serve_stdio};
 use skill_host::providers::local::LocalProvider;
-use skill_host::{Plugin, component_cache};
+use skill_host::{BackgroundListing, Plugin, RefreshPolicy, SkillProvider, component_cache};
 
 use super::common::{GlobalOptions, cwd_or_current};
 
@@ -43,7 +44,15 @@ impl McpArgs {
         let cwd = cwd_or_current(self.cwd.as_deref())?;
         let plugin = global.load_plugin()?;
         let prompt_plugin = prompt_plugin(global)?;
-        let registry = global.registry();
+        // A long-running server lists the remote indexes in the background:
+        // a failing one never makes a call wait, and they are re-read.
+        let remote = global.remote_provider().map(|remote| {
+            let hint = remote.clone();
+            let remote: Arc<dyn SkillProvider> = Arc::new(remote);
+            let cwd = Some(PathBuf::from(&cwd));
+            Arc::new(BackgroundListing::new(remote, cwd, RefreshPolicy::default(), move || hint.max_age()))
+        });
+        let registry = global.registry_with_remote(remote.clone().map(|remote| remote as Arc<dyn SkillProvider>));
         let roots = if self.no_watch {
             Vec::new()
         } else {
@@ -54,6 +63,9 @@ impl McpArgs {
                 .collect()
         };
         let server = McpServer::new(plugin, prompt_plugin, registry, Some(cwd))?;
+        if let Some(remote) = &remote {
+            server.follow(remote);
+        }
         match self.http {
             Some(address) => serve_http(server, roots, address, |bound| {
                 // The bound address, so that port 0 is usable; a closed

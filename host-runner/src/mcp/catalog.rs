@@ -3,11 +3,14 @@
 //! text here is the component's; the host only joins the tool description
 //! and the catalog with [`DESCRIPTION_SEPARATOR`] (docs/spec.md §6.9).
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::message::{single_text, user_message, user_source};
+use crate::registry::{Listing, ProviderError, RegistrySnapshot, SkillCandidate, SkillDefinition, SkillProvider};
 use crate::{Decision, HostError, Plugin, SessionHeader, SessionLog, SkillRegistry, StepInput, StepOutcome, run_step};
 
 /// Between the component's tool description (§3.2) and its catalog (§3.6)
@@ -19,15 +22,26 @@ const INVOCATION_KIND: &str = "skill-invocation";
 
 /// The catalog message the component publishes first in a new session for
 /// `cwd`: a pre-step previewed on an empty in-memory session. `None` when it
-/// publishes none (no model-invocable skill, or an incomplete listing: the
-/// component then keeps what the model has, which for a new client is
-/// nothing).
+/// publishes none (no model-invocable skill, or a provider that listed an
+/// invalid skill).
+///
+/// When a provider failed, the preview is over the skills that did list,
+/// taken as complete (docs/spec.md §6.9): a session's first step would
+/// publish nothing, since its catalog message is a durable record, but a
+/// tool description is replaced with `list_changed` once the provider
+/// answers again, so it shows what is known now.
 pub fn initial_catalog(
     plugin: &Plugin,
     registry: &Arc<SkillRegistry>,
     cwd: Option<&str>,
 ) -> Result<Option<String>, HostError> {
-    let messages = preview(plugin, registry, cwd, Vec::new())?;
+    let snapshot = registry.snapshot(cwd.map(Path::new));
+    let listed = if snapshot.complete || snapshot.invalid_candidate.is_some() {
+        Arc::clone(registry)
+    } else {
+        as_listed(&snapshot)
+    };
+    let messages = preview(plugin, &listed, cwd, Vec::new())?;
     Ok(messages.iter().find(|message| source_kind(message) == Some("plugin")).and_then(single_text).map(str::to_owned))
 }
 
@@ -80,6 +94,42 @@ fn preview(
         StepOutcome::Decided(Decision::Enter(messages)) => Ok(messages),
         // Nothing rejects or aborts a previewed step of our own.
         StepOutcome::Decided(Decision::Reject(_)) | StepOutcome::Aborted => Ok(Vec::new()),
+    }
+}
+
+/// A registry listing exactly the winners of `snapshot`, completely: one
+/// provider per provider name (candidates must carry their provider's
+/// name), ranks kept, so each winner wins again. It loads nothing: a
+/// catalog preview on an empty session loads no skill.
+fn as_listed(snapshot: &RegistrySnapshot) -> Arc<SkillRegistry> {
+    let mut by_provider: BTreeMap<&str, Vec<SkillCandidate>> = BTreeMap::new();
+    for winner in &snapshot.skills {
+        by_provider.entry(&winner.candidate.provider).or_default().push(winner.candidate.clone());
+    }
+    let registry = SkillRegistry::new();
+    for (name, candidates) in by_provider {
+        registry.register_provider(Arc::new(Listed { name: name.to_owned(), candidates }));
+    }
+    Arc::new(registry)
+}
+
+/// What one provider listed, listed again (see [`as_listed`]).
+struct Listed {
+    name: String,
+    candidates: Vec<SkillCandidate>,
+}
+
+impl SkillProvider for Listed {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn list(&self, _cwd: Option<&Path>) -> Result<Listing, ProviderError> {
+        Ok(Listing { candidates: self.candidates.clone(), complete: true, ..Listing::default() })
+    }
+
+    fn load(&self, _cwd: Option<&Path>, _candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
+        Ok(None)
     }
 }
 

@@ -41,9 +41,11 @@ pub mod http;
 pub mod notify;
 pub mod skills;
 
+use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use crate::registry::BackgroundListing;
 use crate::{HostError, Plugin, SkillRegistry, ToolDefinition};
 
 pub use self::framing::MAX_REQUEST_BYTES;
@@ -64,7 +66,10 @@ struct State {
     cwd: Option<String>,
     notifier: notify::Notifier,
     /// The warnings already written to stderr (each is written once).
-    warned: std::sync::Mutex<std::collections::HashSet<String>>,
+    warned: Mutex<std::collections::HashSet<String>>,
+    /// Wakes the change notifications ([`notify::LiveRefresh`] sets it when
+    /// the server watches): a followed provider's listing changed.
+    provider_changed: Mutex<Option<tokio::sync::mpsc::UnboundedSender<()>>>,
 }
 
 impl McpServer {
@@ -80,6 +85,7 @@ impl McpServer {
     ) -> Result<Self, HostError> {
         let definition = plugin.definition()?;
         let notifier = notify::Notifier::default();
+        let provider_changed = Mutex::new(None);
         Ok(Self {
             state: Arc::new(State {
                 plugin,
@@ -88,9 +94,36 @@ impl McpServer {
                 registry,
                 cwd,
                 notifier,
-                warned: Default::default(),
+                warned: Mutex::default(),
+                provider_changed,
             }),
         })
+    }
+
+    /// Follows `listing`, a provider of this server's registry listed in
+    /// the background (docs/spec.md §6.9), and starts its first listing.
+    /// Each change it reports invalidates the registry and, when the server
+    /// watches, is notified as a change on disk is; each new failure is
+    /// written once to stderr, as `skill-host step` writes it.
+    pub fn follow(&self, listing: &BackgroundListing) {
+        let state = Arc::downgrade(&self.state);
+        listing.listen(move |report| {
+            if let Some(warning) = &report.warning {
+                // A closed stderr loses the warning, never the server.
+                let _ = writeln!(std::io::stderr(), "warning: {warning}");
+            }
+            if report.changed
+                && let Some(state) = state.upgrade()
+            {
+                state.registry.invalidate();
+                if let Some(wake) =
+                    state.provider_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).as_ref()
+                {
+                    let _ = wake.send(());
+                }
+            }
+        });
+        listing.start();
     }
 
     /// The registry it serves.

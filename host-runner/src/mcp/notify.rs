@@ -163,6 +163,7 @@ impl LiveRefresh {
     pub fn start(server: &McpServer, roots: Vec<PathBuf>) -> Self {
         // The watcher invalidates the registry and wakes the change task.
         let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let wake = changed.clone();
         let watcher = if roots.is_empty() {
             None
         } else {
@@ -184,6 +185,10 @@ impl LiveRefresh {
             }
         };
         let watching = watcher.is_some();
+        if watching {
+            // A followed provider's change takes the watcher's path.
+            *server.state.provider_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(wake);
+        }
         let server = server.clone();
         let task = tokio::spawn(async move {
             if !watching {

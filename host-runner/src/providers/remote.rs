@@ -30,10 +30,16 @@
 //! URL are dropped with the rest: only whoever configured the index hands
 //! out credentials.
 //!
+//! Redirects are followed here, not by the HTTP client: at most
+//! [`MAX_REDIRECTS`], never from HTTPS down to plain HTTP, never with the
+//! index's credentials.
+//!
 //! A complete listing is cached by the registry like any other, until
-//! something invalidates it: a long-running host that wants to see index
-//! changes calls [`SkillRegistry::invalidate`](crate::SkillRegistry::invalidate)
-//! now and then.
+//! something invalidates it. An index answered with an `ETag` is re-read
+//! with `If-None-Match`, and [`RemoteProvider::max_age`] says how long the
+//! last listing may be used: a long-running host wraps the provider in a
+//! [`BackgroundListing`](crate::BackgroundListing), which re-reads it on that
+//! interval and reports changes.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -51,7 +57,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use url::Url;
@@ -83,7 +89,7 @@ pub const MAX_INDEX_BYTES: u64 = 1024 * 1024;
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
 /// Redirects followed per request (static hosts often redirect once or twice).
-const MAX_REDIRECTS: u32 = 5;
+pub const MAX_REDIRECTS: u32 = 5;
 
 /// Where a site publishes its Agent Skills discovery index; an index URL
 /// that is a bare origin means this path on it.
@@ -152,6 +158,20 @@ fn without_userinfo(text: &str) -> String {
     }
 }
 
+/// Whether a request for `from` may follow a redirect to `to`: only to
+/// `http` or `https`, and never from HTTPS down to plain HTTP (whoever can
+/// redirect could otherwise hand the index to anyone on the network path).
+fn check_redirect(from: &Url, to: &Url) -> Result<(), String> {
+    check_scheme(to).map_err(|reason| format!("redirected to {to}: {reason}"))?;
+    if from.scheme() == "https" && to.scheme() == "http" {
+        return Err(format!(
+            "redirected from {} to {to}, which is plain HTTP: a redirect from HTTPS to HTTP is refused",
+            shown(from)
+        ));
+    }
+    Ok(())
+}
+
 fn check_scheme(url: &Url) -> Result<(), String> {
     match url.scheme() {
         "http" | "https" => Ok(()),
@@ -168,6 +188,65 @@ pub struct RemoteProvider {
     /// The `sha256:` digest each index gave a skill file, by the file's URL
     /// as shown: what a load checks the fetched file against.
     digests: Arc<Mutex<HashMap<String, String>>>,
+    /// Each index's last text with its `ETag`, by the index URL: what a
+    /// `304 Not Modified` to a conditional re-read stands for.
+    copies: Arc<Mutex<HashMap<String, IndexCopy>>>,
+    /// The smallest `Cache-Control` max-age the last listing's indexes gave.
+    max_age: Arc<Mutex<Option<Duration>>>,
+}
+
+/// An index as last fetched, kept for a conditional re-read.
+#[derive(Debug, Clone)]
+struct IndexCopy {
+    etag: String,
+    text: String,
+}
+
+/// What a GET answered, redirects followed.
+enum Answer {
+    /// 2xx and the body.
+    Text { text: String, validators: Validators },
+    /// 304 to a conditional request: the copy whose `ETag` was sent still holds.
+    NotModified(Validators),
+    /// 404 or 410: nothing there.
+    Gone,
+}
+
+/// What a response says about caching it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Validators {
+    /// The `ETag`, as sent (quotes and a weak `W/` included).
+    etag: Option<String>,
+    /// `Cache-Control: max-age` (zero for `no-cache` or `no-store`).
+    max_age: Option<Duration>,
+    /// `Cache-Control: no-store`: no copy may be kept.
+    no_store: bool,
+}
+
+impl Validators {
+    fn of(headers: &ureq::http::HeaderMap) -> Self {
+        let etag = headers.get("etag").and_then(|value| value.to_str().ok()).map(str::to_owned);
+        let mut validators = Self { etag, ..Self::default() };
+        for value in headers.get_all("cache-control").iter().filter_map(|value| value.to_str().ok()) {
+            for directive in value.split(',').map(|directive| directive.trim().to_ascii_lowercase()) {
+                let age = match directive.as_str() {
+                    "no-cache" => Some(Duration::ZERO),
+                    "no-store" => {
+                        validators.no_store = true;
+                        Some(Duration::ZERO)
+                    }
+                    other => other
+                        .strip_prefix("max-age=")
+                        .and_then(|seconds| seconds.trim_matches('"').parse::<u64>().ok())
+                        .map(Duration::from_secs),
+                };
+                if let Some(age) = age {
+                    validators.max_age = Some(validators.max_age.map_or(age, |held| held.min(age)));
+                }
+            }
+        }
+        validators
+    }
 }
 
 /// Certificates of a private CA, read from PEM, for
@@ -210,7 +289,7 @@ impl RemoteProvider {
     /// body included.
     pub fn with_timeout(indexes: Vec<IndexUrl>, timeout: Duration) -> Self {
         let agent = agent(timeout, ureq::tls::RootCerts::WebPki);
-        Self { indexes, agent, timeout, digests: Arc::default() }
+        Self { indexes, agent, timeout, digests: Arc::default(), copies: Arc::default(), max_age: Arc::default() }
     }
 
     /// The same provider trusting only `roots` (a private CA) for HTTPS,
@@ -223,27 +302,69 @@ impl RemoteProvider {
     /// Fetches `url` as UTF-8 text of at most `limit` bytes; `Ok(None)` for
     /// 404 and 410 (nothing there).
     fn fetch(&self, url: &Url, limit: u64) -> Result<Option<String>, String> {
-        self.fetch_text(url, limit).map_err(|reason| scrub(reason, url))
+        match self.get(url, limit, None).map_err(|reason| scrub(reason, url))? {
+            Answer::Text { text, .. } => Ok(Some(text)),
+            Answer::Gone => Ok(None),
+            // Only a conditional request is answered 304.
+            Answer::NotModified(_) => Err("HTTP status 304 to a request that was not conditional".to_owned()),
+        }
     }
 
-    fn fetch_text(&self, url: &Url, limit: u64) -> Result<Option<String>, String> {
-        let mut response = self.agent.get(url.as_str()).call().map_err(|error| self.describe(error, limit))?;
-        let status = response.status();
-        if status == 404 || status == 410 {
-            return Ok(None);
+    /// GETs `url`, following redirects itself (at most [`MAX_REDIRECTS`],
+    /// never from HTTPS to plain HTTP, never with credentials) within one
+    /// deadline for the whole chain; with `etag`, asks for the body only if
+    /// it changed (`If-None-Match`).
+    fn get(&self, url: &Url, limit: u64, etag: Option<&str>) -> Result<Answer, String> {
+        let deadline = Instant::now() + self.timeout;
+        let mut current = url.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!("timed out after {} ms", self.timeout.as_millis()));
+            }
+            let mut request = self.agent.get(current.as_str()).config().timeout_global(Some(left)).build();
+            if let Some(etag) = etag {
+                request = request.header("If-None-Match", etag);
+            }
+            let mut response = request.call().map_err(|error| self.describe(error, limit))?;
+            let status = response.status();
+            let validators = Validators::of(response.headers());
+            if status == 304 && etag.is_some() {
+                return Ok(Answer::NotModified(validators));
+            }
+            if status.is_redirection() && status != 304 {
+                let location = response.headers().get("location").and_then(|value| value.to_str().ok());
+                let Some(location) = location else {
+                    return Err(format!("HTTP status {} without a Location", status.as_u16()));
+                };
+                let next = current
+                    .join(location)
+                    .map_err(|error| format!("redirected to an invalid URL {location:?}: {error}"))?;
+                // The credentials were for the URL configured, not for
+                // wherever it sends us (as ureq's own redirects behave).
+                let next = shown(&next);
+                check_redirect(&current, &next)?;
+                current = next;
+                continue;
+            }
+            if status == 404 || status == 410 {
+                return Ok(Answer::Gone);
+            }
+            if !status.is_success() {
+                return Err(format!("HTTP status {}", status.as_u16()));
+            }
+            let bytes = response
+                .body_mut()
+                .with_config()
+                .limit(limit)
+                .read_to_vec()
+                .map_err(|error| self.describe(error, limit))?;
+            let text = String::from_utf8(bytes).map_err(|error| {
+                format!("not UTF-8 text (invalid byte at offset {})", error.utf8_error().valid_up_to())
+            })?;
+            return Ok(Answer::Text { text, validators });
         }
-        if !status.is_success() {
-            return Err(format!("HTTP status {}", status.as_u16()));
-        }
-        let bytes = response
-            .body_mut()
-            .with_config()
-            .limit(limit)
-            .read_to_vec()
-            .map_err(|error| self.describe(error, limit))?;
-        String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|error| format!("not UTF-8 text (invalid byte at offset {})", error.utf8_error().valid_up_to()))
+        Err(format!("more than {MAX_REDIRECTS} redirects"))
     }
 
     fn describe(&self, error: ureq::Error, limit: u64) -> String {
@@ -268,17 +389,50 @@ impl RemoteProvider {
         fetched
     }
 
+    /// How long the last listing may be used before its indexes are read
+    /// again, as their `Cache-Control` said (the smallest `max-age`, zero
+    /// for `no-cache`); `None` when none of them said. A long-running host
+    /// re-reads on this interval, within its own bounds.
+    pub fn max_age(&self) -> Option<Duration> {
+        *self.max_age.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     /// Reads one index into `listing`; `Err` when the index as a whole
-    /// cannot be had.
+    /// cannot be had. A copy kept with its `ETag` makes the request
+    /// conditional, and a `304` reads that copy again.
     /// The digests the index gives go into `digests` (file URL → digest);
     /// a digest another index gave for the same file stays.
+    /// `Ok` carries the index's `Cache-Control` max-age, if any.
     fn list_index(
         &self,
         index: &IndexUrl,
         listing: &mut Listing,
         digests: &mut HashMap<String, String>,
-    ) -> Result<(), String> {
-        let text = self.fetch(&index.0, MAX_INDEX_BYTES)?.ok_or_else(|| "HTTP status 404".to_string())?;
+    ) -> Result<Option<Duration>, String> {
+        let key = index.0.as_str().to_owned();
+        let copy = self.copies.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key).cloned();
+        let answer = self
+            .get(&index.0, MAX_INDEX_BYTES, copy.as_ref().map(|copy| copy.etag.as_str()))
+            .map_err(|reason| scrub(reason, &index.0))?;
+        let (text, validators) = match (answer, copy) {
+            (Answer::Text { text, validators }, _) => (text, validators),
+            (Answer::NotModified(validators), Some(copy)) => (copy.text, validators),
+            (Answer::NotModified(_), None) => {
+                return Err("HTTP status 304 to a request that was not conditional".to_owned());
+            }
+            (Answer::Gone, _) => return Err("HTTP status 404".to_string()),
+        };
+        {
+            let mut copies = self.copies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            match &validators.etag {
+                Some(etag) if !validators.no_store => {
+                    copies.insert(key, IndexCopy { etag: etag.clone(), text: text.clone() });
+                }
+                _ => {
+                    copies.remove(&key);
+                }
+            }
+        }
         let entries = index_entries(&text)?;
         for (position, entry) in entries.iter().enumerate() {
             match candidate(&index.0, entry) {
@@ -295,7 +449,7 @@ impl RemoteProvider {
                 }),
             }
         }
-        Ok(())
+        Ok(validators.max_age)
     }
 }
 
@@ -308,11 +462,15 @@ impl SkillProvider for RemoteProvider {
         let mut listing = Listing { complete: true, ..Listing::default() };
         let mut failures = Vec::new();
         let mut digests = HashMap::new();
+        let mut max_age: Option<Duration> = None;
         for index in &self.indexes {
-            if let Err(reason) = self.list_index(index, &mut listing, &mut digests) {
-                failures.push((index, format!("cannot read skill index: {reason}")));
+            match self.list_index(index, &mut listing, &mut digests) {
+                Ok(Some(age)) => max_age = Some(max_age.map_or(age, |held| held.min(age))),
+                Ok(None) => {}
+                Err(reason) => failures.push((index, format!("cannot read skill index: {reason}"))),
             }
         }
+        *self.max_age.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = max_age;
         // What this listing says replaces what the last one said: no stale
         // entry stays, and one index cannot switch another's check off.
         *self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = digests;
@@ -417,7 +575,9 @@ fn agent(timeout: Duration, roots: ureq::tls::RootCerts) -> ureq::Agent {
         .timeout_global(Some(timeout))
         // Statuses are answers to interpret here (404 is "gone"), not errors.
         .http_status_as_error(false)
-        .max_redirects(MAX_REDIRECTS)
+        // Redirects are followed by `RemoteProvider::get`, which refuses a
+        // downgrade from HTTPS to HTTP.
+        .max_redirects(0)
         .tls_config(tls)
         .build();
     // Proxies come from the usual environment variables (`HTTP_PROXY`,

@@ -2,6 +2,7 @@
 //! one winning skill per name, caches complete snapshots per cwd, and loads
 //! bodies from the winning provider on demand.
 
+mod background;
 mod provider_deadline;
 mod runtime_skills;
 mod types;
@@ -11,6 +12,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use background::{BackgroundListing, FIRST_LISTING_PENDING, ListingReport, RefreshPolicy};
 use provider_deadline::Registered;
 pub use provider_deadline::{MAX_OVERDUE, ProviderDeadline};
 pub use runtime_skills::{RUNTIME_PROVIDER, RUNTIME_RANK, RuntimeSkill};
@@ -394,7 +396,7 @@ impl SkillRegistry {
                 Ok(Ok(listing)) => listing,
                 Ok(Err(error)) => {
                     complete = false;
-                    warnings.push(format!("skill provider \"{}\" skipped: {error}", provider.name()));
+                    warnings.push(skipped_warning(provider.name(), &error));
                     continue;
                 }
                 Err(unanswered) => {
@@ -455,6 +457,11 @@ impl SkillRegistry {
             unanswered: unanswered_providers,
         }
     }
+}
+
+/// The warning for a provider whose listing failed: its name and why.
+fn skipped_warning(provider: &str, error: &ProviderError) -> String {
+    format!("skill provider \"{provider}\" skipped: {error}")
 }
 
 /// The warning for a provider that listed incompletely: its name and why.

@@ -28,6 +28,19 @@ pub enum Reply {
     /// Nothing: the connection stays open until the client gives up (or for
     /// at most [`IDLE_TIMEOUT`]).
     Hang,
+    /// 302 to this location.
+    Redirect(String),
+    /// 200 with this body, its `ETag` and, when given, `Cache-Control:
+    /// max-age`; `304 Not Modified` with no body to a request whose
+    /// `If-None-Match` is that `ETag`.
+    Tagged {
+        /// The body.
+        body: Vec<u8>,
+        /// The `ETag` value, quotes included.
+        etag: String,
+        /// `max-age` in seconds.
+        max_age: Option<u64>,
+    },
 }
 
 /// A 200 reply with `text` as its body.
@@ -48,6 +61,8 @@ pub struct Server {
     requests: Arc<Mutex<Vec<String>>>,
     /// Every request's `Authorization` header (empty when it had none).
     authorizations: Arc<Mutex<Vec<String>>>,
+    /// Every request's `If-None-Match` header (empty when it had none).
+    conditions: Arc<Mutex<Vec<String>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -65,10 +80,11 @@ impl Server {
         let routes: Routes = Arc::new(Mutex::new(routes.iter().map(|(p, r)| ((*p).to_owned(), r.clone())).collect()));
         let requests = Arc::new(Mutex::new(Vec::new()));
         let authorizations = Arc::new(Mutex::new(Vec::new()));
+        let conditions = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (routes, requests, stop) = (Arc::clone(&routes), Arc::clone(&requests), Arc::clone(&stop));
-            let authorizations = Arc::clone(&authorizations);
+            let (authorizations, conditions) = (Arc::clone(&authorizations), Arc::clone(&conditions));
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::SeqCst) {
@@ -76,12 +92,12 @@ impl Server {
                     }
                     let Ok(stream) = stream else { continue };
                     let (routes, requests) = (Arc::clone(&routes), Arc::clone(&requests));
-                    let authorizations = Arc::clone(&authorizations);
-                    std::thread::spawn(move || answer(stream, &routes, &requests, &authorizations));
+                    let (authorizations, conditions) = (Arc::clone(&authorizations), Arc::clone(&conditions));
+                    std::thread::spawn(move || answer(stream, &routes, &requests, &authorizations, &conditions));
                 }
             })
         };
-        Self { addr, routes, requests, authorizations, stop, thread: Some(thread) }
+        Self { addr, routes, requests, authorizations, conditions, stop, thread: Some(thread) }
     }
 
     /// The address it listens on (127.0.0.1 and its port).
@@ -123,6 +139,14 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Every request's `If-None-Match` header so far, in the order they
+    /// arrived (an empty string for a request without one).
+    pub fn conditions(&self) -> Vec<String> {
+        self.conditions.lock().unwrap().clone()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
@@ -139,6 +163,7 @@ fn answer(
     routes: &Mutex<Vec<(String, Reply)>>,
     requests: &Mutex<Vec<String>>,
     authorizations: &Mutex<Vec<String>>,
+    conditions: &Mutex<Vec<String>>,
 ) {
     // A bound on how long a connection may linger if a client never closes.
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
@@ -157,10 +182,24 @@ fn answer(
     let authorization =
         head.lines().find_map(|line| line.strip_prefix("authorization: ").or(line.strip_prefix("Authorization: ")));
     authorizations.lock().unwrap().push(authorization.unwrap_or_default().to_owned());
+    let condition = header(&head, "if-none-match").unwrap_or_default().to_owned();
+    conditions.lock().unwrap().push(condition.clone());
     let reply = routes.lock().unwrap().iter().find(|(p, _)| *p == path).map(|(_, r)| r.clone());
+    let mut extra = String::new();
     let (status, body) = match reply {
         Some(Reply::Body(body)) => (200, body),
         Some(Reply::Status(status)) => (status, Vec::new()),
+        Some(Reply::Redirect(location)) => {
+            extra = format!("Location: {location}\r\n");
+            (302, Vec::new())
+        }
+        Some(Reply::Tagged { body, etag, max_age }) => {
+            extra = format!("ETag: {etag}\r\n");
+            if let Some(age) = max_age {
+                extra.push_str(&format!("Cache-Control: max-age={age}\r\n"));
+            }
+            if condition == etag { (304, Vec::new()) } else { (200, body) }
+        }
         Some(Reply::Hang) => {
             // Read until the client closes the connection after its timeout.
             let mut sink = [0u8; 64];
@@ -170,8 +209,17 @@ fn answer(
         None => (404, Vec::new()),
     };
     let mut response =
-        format!("HTTP/1.1 {status} Canned\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).into_bytes();
+        format!("HTTP/1.1 {status} Canned\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+            .into_bytes();
     response.extend_from_slice(&body);
     let _ = stream.write_all(&response);
     let _ = stream.shutdown(Shutdown::Write);
+}
+
+/// The value of the header `name` (lowercase) in a request head.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
 }

@@ -444,3 +444,5 @@ fn an_index_without_a_digest_does_not_switch_another_indexs_check_off() {
         assert!(error.0.contains("but the index says"), "{error}");
     }
 }
+
+mod refresh;
