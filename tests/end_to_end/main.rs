@@ -17,6 +17,7 @@ mod library;
 mod loaded_skills;
 mod mcp;
 mod mcp_http;
+mod mcp_limits;
 mod providers;
 mod remote;
 mod scenarios;
