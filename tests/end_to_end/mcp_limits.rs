@@ -41,7 +41,8 @@ fn open_session(server: &HttpServer) -> String {
             name.eq_ignore_ascii_case("mcp-session-id").then(|| value.trim().to_owned())
         })
         .unwrap_or_else(|| panic!("no session id: {headers}"));
-    let (status, headers, _) = post_in(server, &session, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, None);
+    let (status, headers, _) =
+        post_in(server, &session, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, None);
     assert_eq!(status, 202, "{headers}");
     session
 }
@@ -123,10 +124,7 @@ fn bodies_that_never_finish_do_not_lock_other_clients_out() {
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
-    assert!(
-        answer.ends_with("\r\n\r\nRequest Timeout: the request body did not arrive within 1 s"),
-        "{answer}"
-    );
+    assert!(answer.ends_with("\r\n\r\nRequest Timeout: the request body did not arrive within 1 s"), "{answer}");
 }
 
 #[test]
@@ -249,7 +247,10 @@ fn a_key_twice_in_one_object_is_named_with_the_request_s_id_over_stdio() {
         exchange(r#"{"jsonrpc":"2.0","id":10,"id":11,"method":"ping"}"#),
         duplicate_error(Value::Null, "id", "the message")
     );
-    assert_eq!(exchange(r#"{"jsonrpc":"2.0","id":12,"method":"ping"}"#), json!({"jsonrpc": "2.0", "id": 12, "result": {}}));
+    assert_eq!(
+        exchange(r#"{"jsonrpc":"2.0","id":12,"method":"ping"}"#),
+        json!({"jsonrpc": "2.0", "id": 12, "result": {}})
+    );
     drop(input);
     assert!(server.wait().unwrap().success());
 }

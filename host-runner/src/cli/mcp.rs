@@ -10,7 +10,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::Value;
-use skill_host::mcp::http::{HttpLimits, READ_TIMEOUT, SESSION_IDLE_LIFETIME, endpoint_url, loopback_address, serve_http};
+use skill_host::mcp::http::{
+    HttpLimits, READ_TIMEOUT, SESSION_IDLE_LIFETIME, endpoint_url, loopback_address, serve_http,
+};
 use skill_host::mcp::{McpServer, serve_stdio};
 use skill_host::providers::local::LocalProvider;
 use skill_host::{Plugin, component_cache};

@@ -135,4 +135,3 @@ impl LoopbackGuard {
 fn lossy(value: &HeaderValue) -> String {
     String::from_utf8_lossy(value.as_bytes()).into_owned()
 }
-

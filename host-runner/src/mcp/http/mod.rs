@@ -89,11 +89,8 @@ impl Default for HttpLimits {
 
 /// The body of a 408: a request body not received within `limit`.
 pub fn body_timeout(limit: Duration) -> String {
-    let limit = if limit.subsec_millis() == 0 {
-        format!("{} s", limit.as_secs())
-    } else {
-        format!("{} ms", limit.as_millis())
-    };
+    let limit =
+        if limit.subsec_millis() == 0 { format!("{} s", limit.as_secs()) } else { format!("{} ms", limit.as_millis()) };
     format!("Request Timeout: the request body did not arrive within {limit}")
 }
 

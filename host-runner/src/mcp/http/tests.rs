@@ -80,8 +80,14 @@ fn ambiguous_host_and_origin_headers_are_bad_requests() {
         (vec![own, ("host", "evil.example")], Refusal::TwoHosts),
         (vec![own, ("origin", "http://localhost"), ("origin", "http://localhost")], Refusal::TwoOrigins),
         (vec![("host", "u@127.0.0.1:8765")], Refusal::HostUserinfo("u@127.0.0.1:8765".to_owned())),
-        (vec![("host", "evil.example@127.0.0.1:8765")], Refusal::HostUserinfo("evil.example@127.0.0.1:8765".to_owned())),
-        (vec![own, ("origin", "http://u:p@localhost:3000")], Refusal::OriginUserinfo("http://u:p@localhost:3000".to_owned())),
+        (
+            vec![("host", "evil.example@127.0.0.1:8765")],
+            Refusal::HostUserinfo("evil.example@127.0.0.1:8765".to_owned()),
+        ),
+        (
+            vec![own, ("origin", "http://u:p@localhost:3000")],
+            Refusal::OriginUserinfo("http://u:p@localhost:3000".to_owned()),
+        ),
     ] {
         let refused = guard.check(&headers(&pairs)).unwrap_err();
         assert_eq!((&refused, refused.status()), (&refusal, StatusCode::BAD_REQUEST), "{pairs:?}");
