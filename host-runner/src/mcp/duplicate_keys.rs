@@ -2,9 +2,10 @@
 //!
 //! JSON allows it (RFC 8259 says names SHOULD be unique), but parsers then
 //! disagree on what the message means: `serde_json::Value` keeps the last
-//! value, rmcp's typed parse fails and answers a method it serves with
-//! "method not found". The front doors ([`super::framing`]) refuse such a
-//! message instead, naming the key, so that every layer reads one meaning.
+//! value, while rmcp's typed parse fails (on stdio it answered a bare
+//! "Invalid request" without the id, over HTTP a plain-text 415). The front
+//! doors ([`super::framing`]) refuse such a message instead, naming the key,
+//! so that every layer reads one meaning.
 
 use std::collections::HashSet;
 use std::fmt;

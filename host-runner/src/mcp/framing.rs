@@ -97,7 +97,8 @@ pub fn check_message(line: &[u8], unit: Unit) -> Verdict {
     };
     let mut answer_to = id.clone().unwrap_or(Value::Null);
     // A key twice in one object: parsers disagree on what the message means
-    // (rmcp's would answer "method not found"), so it is refused as a whole.
+    // (rmcp's typed parse fails, and answers without the id), so it is
+    // refused as a whole.
     if let Some(duplicate) = duplicate_keys::find(line) {
         if duplicate.pointer.is_empty() && duplicate.key == "id" {
             // Which id is meant is the ambiguity itself.
