@@ -18,6 +18,7 @@ mod library;
 mod loaded_skills;
 mod mcp;
 mod mcp_http;
+mod mcp_limits;
 mod mcp_notify;
 mod mcp_remote;
 mod mcp_swaps;

@@ -15,7 +15,7 @@ use crate::common::{Sandbox, path};
 use crate::mcp::{Transport, official_client_gets_what_skill_host_load_prints};
 
 /// How long the server may take to start listening, to answer, to stop.
-const TIMEOUT: Duration = Duration::from_secs(60);
+pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A `skill-host mcp --http 127.0.0.1:0` the test started; killed on drop.
 pub struct HttpServer {
@@ -101,7 +101,7 @@ fn wait_bounded(child: &mut Child) -> ExitStatus {
 /// status, the header block, and the body as sent (chunked bodies keep
 /// their chunk lines). Stops reading at `until`, when given, for a stream
 /// that stays open.
-fn exchange(address: &str, head: &str, body: &str, until: Option<&str>) -> (u16, String, String) {
+pub fn exchange(address: &str, head: &str, body: &str, until: Option<&str>) -> (u16, String, String) {
     let mut stream = TcpStream::connect(address).unwrap();
     stream.set_read_timeout(Some(TIMEOUT)).unwrap();
     stream.set_write_timeout(Some(TIMEOUT)).unwrap();
@@ -126,7 +126,7 @@ fn exchange(address: &str, head: &str, body: &str, until: Option<&str>) -> (u16,
 }
 
 /// A POST of `body` to `/mcp` with the headers a client sends.
-fn post(server: &HttpServer, body: &str, until: Option<&str>) -> (u16, String, String) {
+pub fn post(server: &HttpServer, body: &str, until: Option<&str>) -> (u16, String, String) {
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
@@ -265,7 +265,7 @@ fn connections_past_the_cap_are_closed_and_the_served_ones_keep_working() {
     let workspace = sandbox.example_workspace();
     let server = HttpServer::start(&sandbox, &["--no-watch", "--cwd", path(&workspace)]);
     // 64 clients that connect and send nothing hold every place
-    // (host-runner/src/mcp/http.rs `MAX_CONNECTIONS`).
+    // (host-runner/src/mcp/http/mod.rs `MAX_CONNECTIONS`).
     let idle: Vec<TcpStream> = (0..64).map(|_| TcpStream::connect(&server.address).unwrap()).collect();
     std::thread::sleep(Duration::from_millis(200));
     let mut refused = TcpStream::connect(&server.address).unwrap();

@@ -6,11 +6,14 @@ use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::Value;
-use skill_host::mcp::http::{endpoint_url, loopback_address, serve_http};
+use skill_host::mcp::http::{
+    HttpLimits, READ_TIMEOUT, SESSION_IDLE_LIFETIME, endpoint_url, loopback_address, serve_http,
+};
 use skill_host::mcp::{McpServer, serve_stdio};
 use skill_host::providers::local::LocalProvider;
 use skill_host::{BackgroundListing, Plugin, RefreshPolicy, SkillProvider, component_cache};
@@ -32,6 +35,22 @@ pub struct McpArgs {
     /// 127.0.0.1:8765. Runs until SIGINT or SIGTERM.
     #[arg(long, value_name = "ADDR", value_parser = http_address)]
     http: Option<SocketAddr>,
+    /// With --http: how long a client may take to send a request's headers,
+    /// and then its body, before the connection is closed (default: 10).
+    #[arg(long, value_name = "SECONDS", requires = "http", value_parser = seconds)]
+    read_timeout: Option<Duration>,
+    /// With --http: how long an MCP session may go unused before it is
+    /// closed (default: 300).
+    #[arg(long, value_name = "SECONDS", requires = "http", value_parser = seconds)]
+    session_idle: Option<Duration>,
+}
+
+/// A whole number of seconds, at least 1.
+fn seconds(text: &str) -> Result<Duration, String> {
+    match text.parse::<u64>() {
+        Ok(seconds @ 1..) => Ok(Duration::from_secs(seconds)),
+        _ => Err(format!("{text:?} is not a whole number of seconds of at least 1")),
+    }
 }
 
 /// `--http`'s value: a loopback address, or a usage error saying why not.
@@ -66,8 +85,12 @@ impl McpArgs {
         if let Some(remote) = &remote {
             server.follow(remote);
         }
+        let limits = HttpLimits {
+            read_timeout: self.read_timeout.unwrap_or(READ_TIMEOUT),
+            session_idle: self.session_idle.unwrap_or(SESSION_IDLE_LIFETIME),
+        };
         match self.http {
-            Some(address) => serve_http(server, roots, address, |bound| {
+            Some(address) => serve_http(server, roots, address, limits, |bound| {
                 // The bound address, so that port 0 is usable; a closed
                 // stderr loses the line, never the server.
                 let _ = writeln!(std::io::stderr(), "skill-host mcp: listening on {}", endpoint_url(bound));

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 
 use super::McpServer;
+use super::duplicate_keys;
 use super::notify::LiveRefresh;
 
 /// The longest message accepted from the client, in bytes (4 MiB): a
@@ -94,7 +95,17 @@ pub fn check_message(line: &[u8], unit: Unit) -> Verdict {
             );
         }
     };
-    let answer_to = id.clone().unwrap_or(Value::Null);
+    let mut answer_to = id.clone().unwrap_or(Value::Null);
+    // A key twice in one object: parsers disagree on what the message means
+    // (rmcp's typed parse fails, and answers without the id), so it is
+    // refused as a whole.
+    if let Some(duplicate) = duplicate_keys::find(line) {
+        if duplicate.pointer.is_empty() && duplicate.key == "id" {
+            // Which id is meant is the ambiguity itself.
+            answer_to = Value::Null;
+        }
+        return reply(&answer_to, INVALID_REQUEST, format!("Invalid request: {duplicate}"));
+    }
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return reply(&answer_to, INVALID_REQUEST, "Invalid request: \"jsonrpc\" must be \"2.0\"".to_owned());
     }
@@ -347,6 +358,24 @@ mod tests {
                 json!(4),
                 -32600,
                 "Invalid request: a message needs a \"method\", or a \"result\" or \"error\" answering a request",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":"ping","method":"tools/list"}"#,
+                json!(6),
+                -32600,
+                "Invalid request: duplicate key \"method\" in the message",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"skill","name":"skill"}}"#,
+                json!(7),
+                -32600,
+                "Invalid request: duplicate key \"name\" in /params",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"ping","id":9}"#,
+                Value::Null,
+                -32600,
+                "Invalid request: duplicate key \"id\" in the message",
             ),
         ];
         for (line, id, code, message) in cases {

@@ -34,6 +34,7 @@
 //! ```
 
 pub mod catalog;
+pub mod duplicate_keys;
 pub mod framing;
 mod handler;
 #[cfg(feature = "mcp-http")]
