@@ -106,7 +106,26 @@ impl State {
     /// method's answer, as the client receives it (serialised), computed by
     /// the functions that answer it, so no listed field can be left out of
     /// the comparison. `skills/list` counts all its pages.
+    ///
+    /// A change on disk can overtake the computation: a skill refused as
+    /// changed since the cached listing invalidates the registry (as the
+    /// watcher does a moment later). Then the lists are computed again, from
+    /// the fresh listing, so that a transient refusal is never announced as
+    /// a change (at most three rounds; the watcher's next wake-up covers a
+    /// disk that keeps changing).
     pub(super) fn fingerprint(&self) -> Result<Fingerprint, HostError> {
+        let mut round = 1;
+        loop {
+            let generation = self.registry.generation();
+            let print = self.listed_now()?;
+            if self.registry.generation() == generation || round == 3 {
+                return Ok(print);
+            }
+            round += 1;
+        }
+    }
+
+    fn listed_now(&self) -> Result<Fingerprint, HostError> {
         let tools = as_listed(&self.tools_listing()?);
         let snapshot = self.snapshot();
         let prompts = as_listed(&self.prompts_listing(&snapshot));
@@ -115,7 +134,10 @@ impl State {
         let mut cursor = None;
         loop {
             match self.skills_listing(&snapshot, cursor.as_deref()) {
-                Ok((page, _)) => {
+                Ok((page, left_out)) => {
+                    for error in left_out {
+                        let _ = self.skills_error(error);
+                    }
                     cursor = page.next_cursor.clone();
                     pages.push(as_listed(&page));
                 }
