@@ -3,7 +3,7 @@
 //! implements the `dsh:skill/skill-plugin` world in `../wit/world.wit`.
 //!
 //! Everything the model sees is produced here, byte for byte as docs/spec.md §3 says.
-//! The logic is plain Rust that runs and is tested natively; [`glue`] (wasm
+//! The logic is plain Rust that runs and is tested natively; `glue` (wasm
 //! only) converts the WIT types and calls it.
 //!
 //! ```

@@ -31,7 +31,7 @@ use self::steady::already_current;
 /// proposal stands as it is (always for a reject): nothing to send.
 ///
 /// Inlined into the export, so that the steady step (see
-/// [`already_current`]) is a few comparisons with no call: in WebAssembly
+/// `already_current`) is a few comparisons with no call: in WebAssembly
 /// every call costs about as much as the comparisons themselves.
 #[inline]
 pub fn pre_step(

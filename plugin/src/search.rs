@@ -45,7 +45,7 @@ pub struct Matches {
 /// description (or the start of one, for words of three letters or more).
 /// Ranked by how many query words match, then by the score (3 for a name
 /// part, 2 inside the name, 1 in the description), then by name. Words are
-/// the units of the folded texts ([`text`]): for ASCII, lower-cased runs of
+/// the units of the folded texts (`text`): for ASCII, lower-cased runs of
 /// letters and digits.
 pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<Matches, ToolError> {
     let words = query_words(query);

@@ -72,7 +72,7 @@ pub struct SkillCandidate {
     /// Free-form metadata, kept only when it is a mapping.
     pub metadata: Option<serde_json::Value>,
     /// What identifies the skill's current body, as its provider knows it
-    /// when listing (see [`body_digest`]): equal digests from one provider
+    /// when listing (see `body_digest`): equal digests from one provider
     /// mean the same instructions. `None` when the provider cannot tell
     /// without loading the skill.
     pub body_digest: Option<String>,

@@ -1,5 +1,4 @@
 use alloc::borrow::ToOwned;
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::*;
@@ -69,7 +68,7 @@ fn many_star_patterns_stay_cheap() {
     // 1,024 patterns that each make the one-by-one rule backtrack.
     let patterns: Vec<String> = (0..1024).map(|i| alloc::format!("*-service-*-{i}x-*-handler*")).collect();
     let compiled = SkillPatterns::new(patterns);
-    let names = vec!["team-1-service-component-2-handler-module", "team-1-service-a-7x-b-handler"];
+    let names = ["team-1-service-component-2-handler-module", "team-1-service-a-7x-b-handler"];
     assert!(!compiled.matches(names[0]));
     assert_eq!(compiled.first_match(names[1]), Some("*-service-*-7x-*-handler*"));
 }
