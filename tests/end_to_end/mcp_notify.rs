@@ -171,12 +171,10 @@ fn every_change_of_what_a_client_lists_is_announced_once_and_nothing_else_is() {
 }
 
 /// A supporting file's new content changes its digest and size in
-/// `skills/list`, and the fingerprint sees it; but the watcher
-/// (providers/watch.rs) watches only the roots and each bundle folder,
-/// non-recursively, and wakes only for `SKILL.md` and flat skill files, so
-/// nothing recomputes the lists after such an edit.
+/// `skills/list`: the server's watcher watches each bundle's resource tree
+/// (`SkillWatcher::start_with_resources`), so the lists are computed again
+/// and the change announced.
 #[test]
-#[ignore = "issue 25 item 6, not done: the watcher does not report edits inside a bundle's resource tree"]
 fn a_resource_file_edit_is_announced_as_a_resources_change() {
     let sandbox = Sandbox::new();
     let workspace = sandbox.example_workspace();

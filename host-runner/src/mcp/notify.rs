@@ -168,7 +168,7 @@ impl LiveRefresh {
             None
         } else {
             let registry = Arc::downgrade(server.registry());
-            let started = SkillWatcher::start_with(roots, DEFAULT_DEBOUNCE, move |_| {
+            let started = SkillWatcher::start_with_resources(roots, DEFAULT_DEBOUNCE, move |_| {
                 if let Some(registry) = registry.upgrade() {
                     registry.invalidate();
                 }

@@ -10,14 +10,20 @@
 //!   watches move down as the missing folders are created.
 //!
 //! Anything else inside a bundle (`references/`, `scripts/`, notes beside
-//! `SKILL.md`) never invalidates, and reading skills (the provider's own
-//! listing) produces no invalidation. A burst of changes (a `git checkout`,
+//! `SKILL.md`) never invalidates, unless the watcher was started with
+//! [`SkillWatcher::start_with_resources`] for a host that serves those files
+//! too (`skill-host mcp`): then a change of a file that is not hidden,
+//! anywhere below a bundle folder, invalidates as well. Reading skills (the
+//! provider's own listing, a host serving the files) produces no
+//! invalidation. A burst of changes (a `git checkout`,
 //! an editor's write-and-rename) coalesces into one invalidation after a
 //! short quiet period, [`DEFAULT_DEBOUNCE`].
 //!
 //! Only the folders that matter are watched, each non-recursively: every
 //! root and each of its direct sub-folders (so a bundle's resource tree costs
-//! no watch), or the nearest existing ancestor of a missing root.
+//! no watch), or the nearest existing ancestor of a missing root. With
+//! resources, each bundle folder is watched recursively instead (falling back
+//! to its folder alone when the platform's watch limit is reached).
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -128,6 +134,27 @@ impl SkillWatcher {
         debounce: Duration,
         on_change: impl FnMut(&Invalidation) + Send + 'static,
     ) -> Result<Self, WatchError> {
+        Self::start_watching(roots, debounce, false, on_change)
+    }
+
+    /// As [`start_with`](Self::start_with), and a change of any file that
+    /// is not hidden below a bundle folder (its resources: `references/`,
+    /// `scripts/`, …) counts too: for a host that serves those files and
+    /// must tell its clients when they change.
+    pub fn start_with_resources(
+        roots: Vec<PathBuf>,
+        debounce: Duration,
+        on_change: impl FnMut(&Invalidation) + Send + 'static,
+    ) -> Result<Self, WatchError> {
+        Self::start_watching(roots, debounce, true, on_change)
+    }
+
+    fn start_watching(
+        roots: Vec<PathBuf>,
+        debounce: Duration,
+        resources: bool,
+        on_change: impl FnMut(&Invalidation) + Send + 'static,
+    ) -> Result<Self, WatchError> {
         let mut seen = BTreeSet::new();
         let roots: Vec<PathBuf> = roots
             .into_iter()
@@ -152,6 +179,7 @@ impl SkillWatcher {
             watched: BTreeSet::new(),
             bundles: BTreeSet::new(),
             present: Vec::new(),
+            resources,
         };
         arming.arm()?;
         let invalidations = Arc::new(AtomicU64::new(0));
@@ -230,7 +258,7 @@ fn change(kind: &EventKind) -> Change {
 /// Classifies an event against the roots. `bundles` holds the sub-folders
 /// the roots had at the last arming, so that a folder's removal or
 /// renaming-away (no longer a folder on disk) is recognised.
-fn classify(roots: &[PathBuf], bundles: &BTreeSet<PathBuf>, event: &Event) -> Verdict {
+fn classify(roots: &[PathBuf], bundles: &BTreeSet<PathBuf>, resources: bool, event: &Event) -> Verdict {
     let mut verdict = Verdict::default();
     if event.need_rescan() || event.paths.is_empty() {
         verdict.lapse = true;
@@ -269,10 +297,27 @@ fn classify(roots: &[PathBuf], bundles: &BTreeSet<PathBuf>, event: &Event) -> Ve
                 && path.file_name().is_some_and(|name| name == SKILL_FILE)
             {
                 verdict.relevant.push(path.clone());
+            } else if resources && is_resource(root, path) {
+                verdict.relevant.push(path.clone());
             }
         }
     }
     verdict
+}
+
+/// Whether `path` is below a bundle folder of `root` (two or more
+/// components down) with no hidden component: a file a host serving a
+/// skill's resources lists, or a folder holding some.
+fn is_resource(root: &Path, path: &Path) -> bool {
+    let Ok(below) = path.strip_prefix(root) else { return false };
+    let mut parts = 0;
+    for part in below.components() {
+        if part.as_os_str().as_encoded_bytes().starts_with(b".") {
+            return false;
+        }
+        parts += 1;
+    }
+    parts >= 2
 }
 
 /// The platform watcher and which folders it watches.
@@ -285,6 +330,8 @@ struct Arming {
     bundles: BTreeSet<PathBuf>,
     /// Whether each root was a folder at the last arming.
     present: Vec<bool>,
+    /// Whether bundle folders are watched recursively, for their resources.
+    resources: bool,
 }
 
 impl Arming {
@@ -336,7 +383,21 @@ impl Arming {
                 break;
             }
             for path in missing {
-                match self.watcher.watch(&path, RecursiveMode::NonRecursive) {
+                let mode = if self.resources && self.bundles.contains(&path) {
+                    RecursiveMode::Recursive
+                } else {
+                    RecursiveMode::NonRecursive
+                };
+                let mut watched = self.watcher.watch(&path, mode);
+                if mode == RecursiveMode::Recursive
+                    && matches!(&watched, Err(source) if matches!(source.kind, notify::ErrorKind::MaxFilesWatch))
+                {
+                    // Too many folders below it: its resources go unseen,
+                    // its `SKILL.md` is still watched.
+                    let _ = self.watcher.unwatch(&path);
+                    watched = self.watcher.watch(&path, RecursiveMode::NonRecursive);
+                }
+                match watched {
                     Ok(()) => {
                         self.watched.insert(path);
                     }
@@ -413,7 +474,7 @@ impl Worker {
                                     self.arming.forget(path);
                                 }
                             }
-                            classify(&self.arming.roots, &self.arming.bundles, event)
+                            classify(&self.arming.roots, &self.arming.bundles, self.arming.resources, event)
                         }
                         // The platform lost track (e.g. a watch limit): look again.
                         Err(_) => Verdict { relevant: Vec::new(), rearm: true, lapse: true },

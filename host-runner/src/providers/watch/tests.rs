@@ -423,7 +423,7 @@ fn events_are_classified_by_where_they_happen_and_what_they_did() {
     let bundles: BTreeSet<PathBuf> = [root.join("known")].into();
     let event = |kind: EventKind, path: &str| Event::new(kind).add_path(PathBuf::from(path));
     let check = |event: Event, relevant: &[&str], rearm: bool| {
-        let verdict = classify(&roots, &bundles, &event);
+        let verdict = classify(&roots, &bundles, false, &event);
         let expected: Vec<PathBuf> = relevant.iter().map(PathBuf::from).collect();
         assert_eq!((verdict.relevant, verdict.rearm), (expected, rearm), "{event:?}");
     };
@@ -461,6 +461,28 @@ fn events_are_classified_by_where_they_happen_and_what_they_did() {
         &["/w/skills/x.md", "/w/skills/y.md"],
         true,
     );
-    let lapse = classify(&roots, &bundles, &Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan));
+    let lapse = classify(&roots, &bundles, false, &Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan));
     assert!(lapse.lapse && lapse.rearm);
+}
+
+/// With resources, a change of a file that is not hidden anywhere below a
+/// bundle counts; hidden files, reads and files beside the bundles do not.
+#[test]
+fn with_resources_a_change_below_a_bundle_counts_unless_hidden_or_a_read() {
+    let root = PathBuf::from("/w/skills");
+    let roots = [root.clone()];
+    let bundles: BTreeSet<PathBuf> = [root.join("a")].into();
+    let event = |kind: EventKind, path: &str| Event::new(kind).add_path(PathBuf::from(path));
+    let written = EventKind::Modify(ModifyKind::Data(DataChange::Any));
+    let read = EventKind::Access(AccessKind::Close(AccessMode::Read));
+    let relevant = |resources: bool, event: Event| classify(&roots, &bundles, resources, &event).relevant;
+    for path in ["/w/skills/a/notes.md", "/w/skills/a/references/style.md", "/w/skills/a/scripts/deep/x.py"] {
+        assert_eq!(relevant(true, event(written, path)), [PathBuf::from(path)], "{path}");
+        // Without resources, as before: only the catalog's files count.
+        assert!(relevant(false, event(written, path)).is_empty(), "{path}");
+        assert!(relevant(true, event(read, path)).is_empty(), "a read of {path}");
+    }
+    for path in ["/w/skills/a/.draft.md", "/w/skills/a/.git/index", "/w/skills/notes.txt", "/w/other/a/b.md"] {
+        assert!(relevant(true, event(written, path)).is_empty(), "{path}");
+    }
 }
