@@ -18,7 +18,7 @@ use crate::registry::{
     SkippedFile, body_digest,
 };
 
-mod open;
+pub(crate) mod open;
 
 /// The provider's registered name.
 pub const LOCAL_PROVIDER: &str = "local";

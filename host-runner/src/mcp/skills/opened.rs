@@ -18,6 +18,7 @@ use cap_primitives::fs::{FollowSymlinks, OpenOptions};
 use skill_rules::SKILL_FILE;
 
 use super::{MAX_DEPTH, MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles, SkillsError};
+use crate::providers::local::open::open_folder;
 use crate::registry::{FileIdentity, ListedFiles};
 
 /// A skill as served: its files, listed beneath the folder it was opened
@@ -47,7 +48,7 @@ impl SkillFiles {
             OpenedSkill { name: name.to_owned(), folder: None, skill_file: path, listed, files: Vec::new() };
         if bundle {
             let folder = skill.skill_file.parent().expect("a SKILL.md path has a folder");
-            let handle = fs::File::open(folder).map_err(|_| skill.changed())?;
+            let handle = open_folder(folder).map_err(|_| skill.changed())?;
             if identity(&handle) != listed.folder {
                 return Err(skill.changed());
             }

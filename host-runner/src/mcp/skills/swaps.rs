@@ -198,3 +198,36 @@ fn the_tool_loads_a_swapped_skill_file_per_a_fresh_listing() {
     symlink(outside.join("secret.txt"), root.join("flat.md")).unwrap();
     assert_eq!(registry.get(None, "flat").unwrap(), None);
 }
+
+/// A bundle folder replaced by a FIFO after listing is refused at once by
+/// every reader (opening it as a folder does not wait for a writer), and the
+/// tool's load answers too: one FIFO must not hang every listing.
+#[test]
+fn a_bundle_folder_swapped_for_a_fifo_is_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    fs::create_dir_all(root.join("b")).unwrap();
+    fs::write(root.join("b/SKILL.md"), skill_text("b", "Bundle.", "Inside.")).unwrap();
+    let registry = Arc::new(registry(&root));
+    let snapshot = registry.snapshot(None);
+    let (_, files) = served(&snapshot, "b").unwrap();
+    fs::remove_dir_all(root.join("b")).unwrap();
+    let fifo = std::ffi::CString::new(root.join("b").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path and a mode; mkfifo touches nothing else.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0, "mkfifo");
+
+    let (done, answers) = std::sync::mpsc::channel();
+    let reader = Arc::clone(&registry);
+    std::thread::spawn(move || {
+        let uri = resource_uri("b", "SKILL.md");
+        let read = read(&uri, "b", "SKILL.md", &files).map(|_| ());
+        let listed = manifest("b", &files).map(|_| ());
+        let loaded = reader.get(None, "b").map(|found| found.is_some());
+        let _ = done.send((read, listed, loaded));
+    });
+    let (read, listed, loaded) =
+        answers.recv_timeout(Duration::from_secs(10)).expect("a reader hung on the FIFO in the folder's place");
+    assert_eq!(read, Err(SkillsError::Changed { name: "b".into() }));
+    assert_eq!(listed, Err(SkillsError::Changed { name: "b".into() }));
+    assert_eq!(loaded, Ok(false), "the tool's load after a fresh listing: the skill is gone");
+}

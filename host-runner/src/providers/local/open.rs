@@ -25,10 +25,21 @@ pub(super) fn open_skill_file(path: &Path, bundle: bool) -> io::Result<OpenedSki
         Some(folder) if bundle && cfg!(unix) => folder,
         _ => return Ok(OpenedSkillFile { file: open_nonblocking(path)?, folder: None }),
     };
-    let folder = fs::File::open(folder)?;
+    let folder = open_folder(folder)?;
     let identity = FileIdentity::of(&folder.metadata()?);
     let name = path.file_name().ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
     Ok(OpenedSkillFile { file: open_beneath(&folder, Path::new(name))?, folder: identity })
+}
+
+/// Opens the folder `path` (links followed) without blocking: a FIFO put
+/// in a bundle folder's place fails at once (`ENOTDIR`) instead of hanging
+/// the reader, and with it every call that lists the skills.
+pub(crate) fn open_folder(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_DIRECTORY | libc::O_NONBLOCK);
+    options.open(path)
 }
 
 /// Opens `path` for reading without blocking: a FIFO put in a skill file's
