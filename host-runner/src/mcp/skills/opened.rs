@@ -57,9 +57,18 @@ impl SkillFiles {
         let size = skill.open_skill_file()?.metadata().map_err(|error| skill.unreadable(SKILL_FILE, &error))?.len();
         skill.files.push((SKILL_FILE.to_owned(), size));
         if let Some(folder) = &skill.folder {
-            let mut walk = Walk { name, folder, found: Vec::new(), bytes: size };
+            let mut walk = Walk {
+                name,
+                folder,
+                found: Vec::new(),
+                bytes: size,
+                #[cfg(unix)]
+                plain: Default::default(),
+                #[cfg(unix)]
+                links: Vec::new(),
+            };
             walk.folder(Path::new(""), 0)?;
-            skill.files.extend(walk.found);
+            skill.files.extend(walk.served());
         } else if size > MAX_SKILL_BYTES {
             return Err(SkillsError::TooLarge { name: name.to_owned(), bytes: size });
         }
@@ -180,6 +189,12 @@ struct Walk<'a> {
     found: Vec<(String, u64)>,
     /// Bytes so far, `SKILL.md`'s included.
     bytes: u64,
+    /// The (device, inode) of each file found that is not a link.
+    #[cfg(unix)]
+    plain: std::collections::HashSet<(u64, u64)>,
+    /// Each link found, with the (device, inode) of the file it leads to.
+    #[cfg(unix)]
+    links: Vec<(String, (u64, u64))>,
 }
 
 impl Walk<'_> {
@@ -223,9 +238,42 @@ impl Walk<'_> {
             if self.bytes > MAX_SKILL_BYTES {
                 return Err(SkillsError::TooLarge { name: self.name.to_owned(), bytes: self.bytes });
             }
+            #[cfg(unix)]
+            {
+                use cap_primitives::fs::MetadataExt as _;
+                if kind.is_symlink() {
+                    self.links.push((display(&path), (meta.dev(), meta.ino())));
+                } else {
+                    self.plain.insert((meta.dev(), meta.ino()));
+                }
+            }
             self.found.push((display(&path), meta.len()));
         }
         Ok(())
+    }
+
+    /// The files served: a link only when it leads to a file the walk found
+    /// as itself, so a link never serves what the walk leaves out (a hidden
+    /// file, one past the depth bound).
+    fn served(self) -> Vec<(String, u64)> {
+        #[cfg(unix)]
+        {
+            let refused: std::collections::HashSet<&str> = self
+                .links
+                .iter()
+                .filter(|(_, target)| !self.plain.contains(target))
+                .map(|(relative, _)| relative.as_str())
+                .collect();
+            if !refused.is_empty() {
+                return self
+                    .found
+                    .iter()
+                    .filter(|(relative, _)| !refused.contains(relative.as_str()))
+                    .cloned()
+                    .collect();
+            }
+        }
+        self.found
     }
 }
 

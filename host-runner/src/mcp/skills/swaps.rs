@@ -231,3 +231,30 @@ fn a_bundle_folder_swapped_for_a_fifo_is_refused_without_waiting() {
     assert_eq!(listed, Err(SkillsError::Changed { name: "b".into() }));
     assert_eq!(loaded, Ok(false), "the tool's load after a fresh listing: the skill is gone");
 }
+
+/// A link inside a bundle serves only a file the walk serves as itself: a
+/// link to a hidden file (a `.env`, a `.git/config`) is neither listed nor
+/// read; a link to a listed file is both.
+#[test]
+fn a_link_to_a_hidden_file_serves_nothing_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    fs::create_dir_all(root.join("c/docs")).unwrap();
+    fs::write(root.join("c/SKILL.md"), skill_text("c", "Links.", "Inside.")).unwrap();
+    fs::write(root.join("c/.env"), SECRET).unwrap();
+    fs::write(root.join("c/docs/real.md"), "real\n").unwrap();
+    symlink(".env", root.join("c/notes.txt")).unwrap();
+    symlink("docs/real.md", root.join("c/alias.md")).unwrap();
+    let registry = registry(&root);
+    let snapshot = registry.snapshot(None);
+    let (_, files) = served(&snapshot, "c").unwrap();
+    let listed = serde_json::to_string(&manifest("c", &files).unwrap()).unwrap();
+    assert!(!listed.contains("notes.txt") && listed.contains("alias.md"), "{listed}");
+    let uri = resource_uri("c", "notes.txt");
+    assert_eq!(
+        read(&uri, "c", "notes.txt", &files).unwrap_err(),
+        SkillsError::NoSuchFile { uri: uri.clone(), name: "c".into() }
+    );
+    assert_eq!(read(&resource_uri("c", "alias.md"), "c", "alias.md", &files).unwrap().bytes, b"real\n");
+    assert_nothing_of_the_secret(&registry, "c", "notes.txt");
+}
