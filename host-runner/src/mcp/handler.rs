@@ -187,6 +187,29 @@ impl State {
         skills_error(error)
     }
 
+    /// `work` on the served skill `name`; when the skill changed on disk
+    /// since the cached listing (a save by rename, a swap), once more on a
+    /// fresh listing, as the tool's load does, so a client never sees a
+    /// refusal that only the cache's age caused.
+    fn with_fresh_listing<T>(
+        &self,
+        name: &str,
+        work: impl Fn(&SkillFiles) -> Result<T, SkillsError>,
+    ) -> Result<T, ErrorData> {
+        let attempt = || {
+            let snapshot = self.snapshot();
+            let (_, files) = skills::served(&snapshot, name)?;
+            work(&files)
+        };
+        match attempt() {
+            Err(SkillsError::Changed { .. }) => {
+                self.registry.invalidate();
+                attempt().map_err(|error| self.skills_error(error))
+            }
+            other => other.map_err(|error| self.skills_error(error)),
+        }
+    }
+
     /// Writes `warning: {why}` on the server's log the first time it is
     /// given: the listings are computed again for every call and every
     /// change notification, and a refusal is news once.
@@ -200,7 +223,8 @@ impl State {
     }
 
     /// The skills the extension serves now, each with the decision
-    /// ([`SkillFiles::open`]) every method applies: listed by
+    /// ([`skills::manifest`]: it opens, its files are within the limits and
+    /// readable, its frontmatter parses) every method applies: listed by
     /// `resources/list`, `skills/list`, read by `resources/read` and
     /// `skills/get` only when it opens. A refusal is said on the server's
     /// log.
@@ -208,7 +232,7 @@ impl State {
         winners
             .filter(|winner| {
                 let Some(files) = SkillFiles::of(winner) else { return false };
-                match files.open(&winner.candidate.name) {
+                match skills::manifest(&winner.candidate.name, &files) {
                     Ok(_) => true,
                     Err(error) => {
                         self.warn_once(&error);
@@ -343,9 +367,7 @@ impl ServerHandler for McpServer {
             if relative != skill_rules::SKILL_FILE {
                 return Err(ErrorData::invalid_params(format!("{uri} is not the URI of a skill's SKILL.md"), None));
             }
-            let snapshot = state.snapshot();
-            let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
-            skills::manifest(&name, &files).map(GetSkillResult::new).map_err(|error| state.skills_error(error))
+            state.with_fresh_listing(&name, |files| skills::manifest(&name, files)).map(GetSkillResult::new)
         })
         .await
     }
@@ -366,9 +388,7 @@ impl ServerHandler for McpServer {
         let uri = request.uri;
         blocking(self, move |state| {
             let (name, relative) = skills::parse_uri(&uri).map_err(skills_error)?;
-            let snapshot = state.snapshot();
-            let (_, files) = skills::served(&snapshot, &name).map_err(skills_error)?;
-            let file = skills::read(&uri, &name, &relative, &files).map_err(|error| state.skills_error(error))?;
+            let file = state.with_fresh_listing(&name, |files| skills::read(&uri, &name, &relative, files))?;
             let contents = if file.text {
                 let text = String::from_utf8(file.bytes).expect("checked as UTF-8");
                 ResourceContents::text(text, uri.clone())

@@ -6,7 +6,9 @@
 //!
 //! A bundle (`<root>/<name>/SKILL.md`) serves every regular file below its
 //! folder except hidden ones (a name starting with `.`); a symbolic link is
-//! served only when its target, resolved, is inside the folder. A flat skill
+//! served only when it resolves beneath the folder (relative, never rising
+//! above it: the kernel resolves it beneath the folder's handle) to a file
+//! the walk serves as itself. A flat skill
 //! file (`<root>/<name>.md`) has no folder of its own: it serves only
 //! `SKILL.md`, its own text. Skills without a file here (remote, runtime)
 //! are served by the tool and the prompts, not by the extension.

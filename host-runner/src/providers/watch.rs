@@ -293,11 +293,10 @@ fn classify(roots: &[PathBuf], bundles: &BTreeSet<PathBuf>, resources: bool, eve
                 } else if flat_skill {
                     verdict.relevant.push(path.clone());
                 }
-            } else if path.parent().and_then(Path::parent) == Some(root.as_path())
-                && path.file_name().is_some_and(|name| name == SKILL_FILE)
+            } else if (path.parent().and_then(Path::parent) == Some(root.as_path())
+                && path.file_name().is_some_and(|name| name == SKILL_FILE))
+                || (resources && is_resource(root, path))
             {
-                verdict.relevant.push(path.clone());
-            } else if resources && is_resource(root, path) {
                 verdict.relevant.push(path.clone());
             }
         }
