@@ -2,6 +2,7 @@
 //! re-reads of an index (`ETag`, `Cache-Control: max-age`).
 
 use super::*;
+use crate::providers::remote::http::check_redirect;
 
 const INDEX: &str = r#"{"skills":[{"name":"moved","description":"Moved.","url":"moved.md"}]}"#;
 
