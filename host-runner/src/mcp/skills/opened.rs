@@ -18,7 +18,7 @@ use cap_primitives::fs::{FollowSymlinks, OpenOptions};
 use skill_rules::SKILL_FILE;
 
 use super::{MAX_DEPTH, MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles, SkillsError};
-use crate::providers::local::open::open_folder;
+use crate::providers::local::open::{open_beneath, open_folder, open_nonblocking};
 use crate::registry::{FileIdentity, ListedFiles};
 
 /// A skill as served: its files, listed beneath the folder it was opened
@@ -131,7 +131,8 @@ impl OpenedSkill {
     /// be the very file the listing parsed.
     fn open_skill_file(&self) -> Result<fs::File, SkillsError> {
         let opened = match &self.folder {
-            Some(folder) => open_at(folder, SKILL_FILE),
+            // Links followed wherever they lead: the identity is checked next.
+            Some(folder) => open_beneath(folder, Path::new(SKILL_FILE)),
             None => open_nonblocking(&self.skill_file),
         };
         let file = opened.map_err(|_| self.changed())?;
@@ -159,27 +160,6 @@ fn escapes(error: &io::Error) -> bool {
 
 fn identity(file: &fs::File) -> Option<FileIdentity> {
     file.metadata().ok().as_ref().and_then(FileIdentity::of)
-}
-
-fn open_nonblocking(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    options.open(path)
-}
-
-/// `openat(folder, name)`, links followed wherever they lead: only for
-/// `SKILL.md`, whose identity is then checked against the listing's.
-#[cfg(unix)]
-fn open_at(folder: &fs::File, name: &str) -> io::Result<fs::File> {
-    use rustix::fs::{Mode, OFlags, openat};
-    Ok(fs::File::from(openat(folder, name, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty())?))
-}
-
-#[cfg(not(unix))]
-fn open_at(_folder: &fs::File, _name: &str) -> io::Result<fs::File> {
-    Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
 /// The walk of a bundle's folder beneath its handle.

@@ -44,7 +44,7 @@ pub(crate) fn open_folder(path: &Path) -> io::Result<fs::File> {
 
 /// Opens `path` for reading without blocking: a FIFO put in a skill file's
 /// place would otherwise hang the reader until someone writes to it.
-pub(super) fn open_nonblocking(path: &Path) -> io::Result<fs::File> {
+pub(crate) fn open_nonblocking(path: &Path) -> io::Result<fs::File> {
     let mut options = fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -55,13 +55,14 @@ pub(super) fn open_nonblocking(path: &Path) -> io::Result<fs::File> {
 /// `openat(folder, name)`, following links (a bundle's `SKILL.md` may be
 /// one), without blocking.
 #[cfg(unix)]
-fn open_beneath(folder: &fs::File, name: &Path) -> io::Result<fs::File> {
+pub(crate) fn open_beneath(folder: &fs::File, name: &Path) -> io::Result<fs::File> {
     use rustix::fs::{Mode, OFlags, openat};
     let fd = openat(folder, name, OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty())?;
     Ok(fs::File::from(fd))
 }
 
 #[cfg(not(unix))]
-fn open_beneath(_folder: &fs::File, _name: &Path) -> io::Result<fs::File> {
-    unreachable!("only Unix opens a bundle's folder")
+pub(crate) fn open_beneath(_folder: &fs::File, _name: &Path) -> io::Result<fs::File> {
+    // Only Unix opens a bundle's folder (there is no identity elsewhere).
+    Err(io::Error::from(io::ErrorKind::Unsupported))
 }
