@@ -17,6 +17,7 @@ mod hostile;
 mod library;
 mod loaded_skills;
 mod mcp;
+mod mcp_conformance;
 mod mcp_http;
 mod mcp_limits;
 mod mcp_notify;
