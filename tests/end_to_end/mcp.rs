@@ -120,10 +120,11 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
         "calls": [{"name": "release-notes"}, {"name": "commit-message"}, {"name": "deploy-production"},
                   {"name": "no-such-skill"}, {"name": "Bad Name"}, {}, {"name": 3}],
         "prompts": ["deploy-production", "release-notes", "no-such-skill"],
-        "skills_get": ["skill://release-notes/SKILL.md", "skill://huge/SKILL.md", "skill://no-such-skill/SKILL.md"],
+        "skills_get": ["skill://release-notes/SKILL.md", "skill://huge/SKILL.md", "skill://no-such-skill/SKILL.md",
+                       "skill://deploy-production/SKILL.md"],
         "reads": ["skill://release-notes/references/style.md", "skill://commit-message/SKILL.md",
                   "skill://release-notes/leak.md", "skill://release-notes/../review-pr/SKILL.md",
-                  "skill://release-notes/nope.md"],
+                  "skill://release-notes/nope.md", "skill://deploy-production/SKILL.md"],
         "touch": {"path": path(&flat), "text": flat_text},
         "change": {"path": path(&flat), "text": "---\nname: commit-message\ndescription: Changed while served.\n---\n\nBody.\n"},
     });
@@ -137,7 +138,10 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
     std::fs::write(&flat, &flat_text).unwrap();
 
     // The capability of the Skills extension, beside tools, prompts, resources.
-    assert_eq!(transcript["capabilities"]["extensions"], json!({"io.modelcontextprotocol/skills": {}}));
+    assert_eq!(
+        transcript["capabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/skills": {"directoryRead": true}})
+    );
     // The tool: the component's description, then the catalog `step` publishes.
     let catalog = step(&sandbox, &workspace, &[]);
     let definition = crate::common::plugin().definition().unwrap();
@@ -180,7 +184,8 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
         let injected = entered.iter().find(|m| m["source"]["kind"] == "skill-invocation").unwrap();
         assert_eq!(prompt["messages"], json!([{"role": "user", "text": text_of(injected)}]), "{name}");
     }
-    // The Skills extension: every skill in a folder here, `huge` refused.
+    // The Skills extension: every skill in a folder here that the model may
+    // invoke (not deploy-production, user-only), `huge` refused.
     let listed: Vec<&Value> = transcript["skills_pages"]
         .as_array()
         .unwrap()
@@ -192,7 +197,6 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
         uris,
         [
             "skill://commit-message/SKILL.md",
-            "skill://deploy-production/SKILL.md",
             "skill://release-notes/SKILL.md",
             "skill://review-pr/SKILL.md",
             "skill://triage-bug/SKILL.md"
@@ -210,7 +214,8 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
     };
     let (skill_md, skill_md_size) = digest(&skills.join("release-notes/SKILL.md"));
     let (style, style_size) = digest(&skills.join("release-notes/references/style.md"));
-    let release_notes = json!({"skill": {
+    // Cacheable by the user's client for a minute: the server watches.
+    let release_notes = json!({"ttlMs": 60_000, "cacheScope": "private", "skill": {
         "uri": "skill://release-notes/SKILL.md",
         "frontmatter": {"name": "release-notes",
             "description": "Draft release notes for the next version from the merged pull requests since the last tag.",
@@ -226,6 +231,10 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
         "skill \"huge\" has more than 512 files; the Skills extension allows at most 512 per skill"
     );
     assert_eq!(transcript["skills_get"][2]["error"]["message"], "no skill \"no-such-skill\" is served here");
+    assert_eq!(transcript["skills_get"][2]["error"]["code"], -32602);
+    // A user-only skill is the user's prompt, never handed to a client's model.
+    assert_eq!(transcript["skills_get"][3]["error"]["message"], "no skill \"deploy-production\" is served here");
+    assert_eq!(transcript["skills_get"][3]["error"]["code"], -32602);
     // Reads: inside the folder only.
     let reads = &transcript["reads"];
     let style_text = std::fs::read_to_string(skills.join("release-notes/references/style.md")).unwrap();
@@ -241,6 +250,7 @@ pub fn official_client_gets_what_skill_host_load_prints(transport: Transport) {
         "skill://release-notes/../review-pr/SKILL.md is not a skill resource: `.` and `..` segments are not allowed"
     );
     assert_eq!(reads[4]["error"]["message"], "skill://release-notes/nope.md: skill \"release-notes\" has no such file");
+    assert_eq!(reads[5]["error"]["message"], "no skill \"deploy-production\" is served here");
     // Rewriting a file unchanged notified nothing; the change, each list once.
     assert_eq!(
         transcript["notifications"],

@@ -57,15 +57,25 @@ pub struct TextFinding {
     pub severity: Severity,
     /// What is wrong.
     pub message: String,
+    /// Whether it breaks a rule the Agent Skills specification states as
+    /// MUST, which a verifying client (the MCP SDKs' Skills clients) refuses
+    /// a skill for: such a skill is not served over the MCP Skills extension
+    /// (docs/spec.md §6.9).
+    pub client_rule: bool,
 }
 
 impl TextFinding {
     pub(super) fn error(line: usize, message: impl Into<String>) -> Self {
-        Self { line: Some(line), severity: Severity::Error, message: message.into() }
+        Self { line: Some(line), severity: Severity::Error, message: message.into(), client_rule: false }
+    }
+
+    /// An error that breaks a rule every verifying client applies.
+    pub(super) fn client_rule(line: usize, message: impl Into<String>) -> Self {
+        Self { client_rule: true, ..Self::error(line, message) }
     }
 
     pub(super) fn warning(line: usize, message: impl Into<String>) -> Self {
-        Self { line: Some(line), severity: Severity::Warning, message: message.into() }
+        Self { line: Some(line), severity: Severity::Warning, message: message.into(), client_rule: false }
     }
 }
 

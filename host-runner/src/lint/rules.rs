@@ -121,7 +121,7 @@ fn check_name(line: usize, node: &Node, expected: Option<(&str, NamePlace)>, fou
     };
     let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
-        found.push(TextFinding::error(
+        found.push(TextFinding::client_rule(
             line,
             format!("`name` is {chars} characters; the Agent Skills specification allows at most {MAX_NAME_CHARS}"),
         ));
@@ -134,7 +134,7 @@ fn check_name(line: usize, node: &Node, expected: Option<(&str, NamePlace)>, fou
             NamePlace::Folder => format!("`name` \"{name}\" does not match its folder name \"{expected}\""),
             NamePlace::File => format!("`name` \"{name}\" does not match its file name \"{expected}.md\""),
         };
-        found.push(TextFinding::error(line, message));
+        found.push(TextFinding::client_rule(line, message));
     }
 }
 
@@ -144,7 +144,7 @@ fn check_description(line: usize, node: &Node, found: &mut Vec<TextFinding>) {
     };
     let chars = description.chars().count();
     if chars > MAX_DESCRIPTION_CHARS {
-        found.push(TextFinding::error(
+        found.push(TextFinding::client_rule(
             line,
             format!(
                 "`description` is {chars} characters; the Agent Skills specification allows at most {MAX_DESCRIPTION_CHARS}"
@@ -177,12 +177,12 @@ fn check_compatibility(line: usize, node: &Node, found: &mut Vec<TextFinding>) {
         Value::Str(_) => return,
         other => format!("`compatibility` must be a string, found {}", other.kind()),
     };
-    found.push(TextFinding::error(line, message));
+    found.push(TextFinding::client_rule(line, message));
 }
 
 fn check_metadata(line: usize, node: &Node, found: &mut Vec<TextFinding>) {
     let Value::Map(entries) = &node.value else {
-        found.push(TextFinding::error(
+        found.push(TextFinding::client_rule(
             line,
             format!("`metadata` must be a mapping, found {}; it is ignored", node.value.kind()),
         ));
@@ -195,10 +195,10 @@ fn check_metadata(line: usize, node: &Node, found: &mut Vec<TextFinding>) {
                 Value::Str(s) => s.clone(),
                 other => other.kind().to_string(),
             };
-            found.push(TextFinding::warning(
+            found.push(TextFinding::client_rule(
                 line,
                 format!(
-                    "`metadata.{key}` is {}; the Agent Skills specification expects string values",
+                    "`metadata.{key}` is {}; the Agent Skills specification allows only string values",
                     value.value.kind()
                 ),
             ));

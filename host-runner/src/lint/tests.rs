@@ -180,8 +180,8 @@ fn optional_spec_fields_are_checked() {
     assert_eq!(
         lint(&skill("metadata:\n  author: me\n  version: 1.2\n  tags: [a]\n"), FOLDER),
         [
-            "6: warning: `metadata.version` is a number; the Agent Skills specification expects string values",
-            "7: warning: `metadata.tags` is a sequence; the Agent Skills specification expects string values",
+            "6: error: `metadata.version` is a number; the Agent Skills specification allows only string values",
+            "7: error: `metadata.tags` is a sequence; the Agent Skills specification allows only string values",
         ]
     );
     assert_eq!(

@@ -156,7 +156,8 @@ fn expected_name(path: &Path) -> Option<(String, NamePlace)> {
 /// Reads a skill file as the local provider does, refusing what it refuses
 /// with the line of the offending byte.
 fn read_text(path: &Path) -> Result<String, TextFinding> {
-    let unreadable = |message: String| TextFinding { line: None, severity: Severity::Error, message };
+    let unreadable =
+        |message: String| TextFinding { line: None, severity: Severity::Error, message, client_rule: false };
     // The kind and size are judged on the file opened (`read_skill_bytes`).
     match fs::metadata(path) {
         Ok(_) => {}

@@ -42,7 +42,7 @@ pub fn initial_catalog(
         as_listed(&snapshot)
     };
     let messages = preview(plugin, &listed, cwd, Vec::new())?;
-    Ok(messages.iter().find(|message| source_kind(message) == Some("plugin")).and_then(single_text).map(str::to_owned))
+    Ok(messages.iter().find(|message| is_catalog(message)).and_then(single_text).map(str::to_owned))
 }
 
 /// The tool description a client without the Skills extension sees: the
@@ -130,6 +130,18 @@ impl SkillProvider for Listed {
 
     fn load(&self, _cwd: Option<&Path>, _candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
         Ok(None)
+    }
+}
+
+/// Whether `message` is an initial catalog in either form the component
+/// records (§3.1 `catalogSource`): source `{"kind":"plugin","plugin":"dsh-tool-skill"}`
+/// or `{"kind":"skill-catalog","form":"catalog",…}` (without `update`).
+fn is_catalog(message: &Value) -> bool {
+    let source = &message["source"];
+    match source_kind(message) {
+        Some("plugin") => source["plugin"] == "dsh-tool-skill" && source.get("form").is_none(),
+        Some("skill-catalog") => source["form"] == "catalog" && source.get("update").is_none(),
+        _ => false,
     }
 }
 

@@ -7,12 +7,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use base64::Engine;
+use rmcp::model::ErrorCode;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult, ListResourcesResult,
-    ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
+    ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler};
@@ -21,7 +22,7 @@ use serde_json::Value;
 
 use super::notify::Fingerprint;
 use super::skills::{self, SkillFiles, SkillsError};
-use super::{McpServer, State, catalog};
+use super::{CACHE_TTL_MS, McpServer, State, catalog};
 use crate::registry::{RegistrySnapshot, Winner, is_skill_name};
 use crate::{HostError, ToolOutcome};
 
@@ -47,14 +48,22 @@ impl State {
         Ok(Tool::new(self.definition.name.clone(), description, Arc::new(schema)))
     }
 
+    /// How long a client may cache an answer: [`CACHE_TTL_MS`] while the
+    /// server watches (a change is notified), else 0 (docs/spec.md §6.9).
+    pub(super) fn ttl_ms(&self) -> u64 {
+        if self.watching.load(std::sync::atomic::Ordering::Relaxed) { CACHE_TTL_MS } else { 0 }
+    }
+
     /// What `tools/list` answers: the one tool.
     fn tools_listing(&self) -> Result<ListToolsResult, HostError> {
-        Ok(ListToolsResult::with_all_items(vec![self.tool()?]))
+        let mut result = ListToolsResult::with_all_items(vec![self.tool()?]);
+        (result.ttl_ms, result.cache_scope) = (Some(self.ttl_ms()), Some(CACHE_SCOPE));
+        Ok(result)
     }
 
     /// What `prompts/list` answers: a prompt per user-invocable skill.
     fn prompts_listing(&self, snapshot: &RegistrySnapshot) -> ListPromptsResult {
-        ListPromptsResult::with_all_items(
+        let mut result = ListPromptsResult::with_all_items(
             snapshot
                 .skills
                 .iter()
@@ -63,13 +72,15 @@ impl State {
                     Prompt::new(winner.candidate.name.clone(), Some(winner.candidate.description.clone()), None)
                 })
                 .collect(),
-        )
+        );
+        (result.ttl_ms, result.cache_scope) = (Some(self.ttl_ms()), Some(CACHE_SCOPE));
+        result
     }
 
     /// What `resources/list` answers: the `SKILL.md` of each skill the
     /// Skills extension serves.
     fn resources_listing(&self, snapshot: &RegistrySnapshot) -> ListResourcesResult {
-        ListResourcesResult::with_all_items(
+        let mut result = ListResourcesResult::with_all_items(
             self.served_skills(snapshot.skills.iter())
                 .into_iter()
                 .map(|winner| {
@@ -78,7 +89,9 @@ impl State {
                         .with_mime_type("text/markdown")
                 })
                 .collect(),
-        )
+        );
+        (result.ttl_ms, result.cache_scope) = (Some(self.ttl_ms()), Some(CACHE_SCOPE));
+        result
     }
 
     /// What `skills/list` answers for `cursor`, and why skills on that page
@@ -99,6 +112,7 @@ impl State {
         }
         let mut result = ListSkillsResult::with_all_items(listed);
         result.next_cursor = page.next;
+        (result.ttl_ms, result.cache_scope) = (Some(self.ttl_ms()), Some(CACHE_SCOPE));
         Ok((result, left_out))
     }
 
@@ -154,6 +168,11 @@ impl State {
         Ok(Fingerprint { tools, prompts, resources, skills: Value::Array(pages) })
     }
 }
+
+/// Who may cache an answer: only the requesting user's client. The skills
+/// are the user's own (a home folder's, a workspace's), so no intermediary
+/// may serve them to another user (docs/spec.md §6.9).
+const CACHE_SCOPE: CacheScope = CacheScope::Private;
 
 /// A list method's answer as the client receives it.
 fn as_listed(result: &impl Serialize) -> Value {
@@ -231,7 +250,7 @@ impl State {
     fn served_skills<'a>(&self, winners: impl Iterator<Item = &'a Winner>) -> Vec<&'a Winner> {
         winners
             .filter(|winner| {
-                let Some(files) = SkillFiles::of(winner) else { return false };
+                let Some(files) = SkillFiles::served_by_extension(winner) else { return false };
                 match skills::manifest(&winner.candidate.name, &files) {
                     Ok(_) => true,
                     Err(error) => {
@@ -245,15 +264,29 @@ impl State {
     }
 }
 
+/// A refusal for the client: the server's fault (a file it cannot read, a
+/// skill that changed under it) is an internal error; a resource not served
+/// here is "not found" (`-32002`, which rmcp answers as `-32602` to a
+/// 2026-07-28 client, SEP-2164); a malformed request, `-32602`.
 fn skills_error(error: SkillsError) -> ErrorData {
     match error {
-        SkillsError::Unknown(_) | SkillsError::NoSuchFile { .. } => {
+        SkillsError::Unknown(_) | SkillsError::NoSuchFile { .. } | SkillsError::Invalid { .. } => {
             ErrorData::resource_not_found(error.to_string(), None)
         }
         SkillsError::Unreadable { .. } | SkillsError::Changed { .. } => {
             ErrorData::internal_error(error.to_string(), None)
         }
         _ => ErrorData::invalid_params(error.to_string(), None),
+    }
+}
+
+/// `error` as `-32602` when it says the request named nothing served here:
+/// what `skills/get` and `resources/directory/read` answer (SEP-2640).
+fn not_served_is_invalid(error: ErrorData) -> ErrorData {
+    if error.code == ErrorCode::RESOURCE_NOT_FOUND {
+        ErrorData::invalid_params(error.message, error.data)
+    } else {
+        error
     }
 }
 
@@ -266,7 +299,7 @@ impl ServerHandler for McpServer {
             .enable_prompts_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
-            .enable_skills()
+            .enable_skills_with_directory_read()
             .build();
         ServerConfig::new(capabilities).with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
     }
@@ -367,7 +400,34 @@ impl ServerHandler for McpServer {
             if relative != skill_rules::SKILL_FILE {
                 return Err(ErrorData::invalid_params(format!("{uri} is not the URI of a skill's SKILL.md"), None));
             }
-            state.with_fresh_listing(&name, |files| skills::manifest(&name, files)).map(GetSkillResult::new)
+            let skill = state
+                .with_fresh_listing(&name, |files| skills::manifest(&name, files))
+                .map_err(not_served_is_invalid)?;
+            let mut result = GetSkillResult::new(skill);
+            (result.ttl_ms, result.cache_scope) = (Some(state.ttl_ms()), Some(CACHE_SCOPE));
+            Ok(result)
+        })
+        .await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        if request.cursor.is_some() {
+            // Every directory is one page: no cursor was given.
+            return Err(ErrorData::invalid_params("invalid cursor: not one this server gave", None));
+        }
+        let uri = request.uri;
+        blocking(self, move |state| {
+            let (name, relative) = skills::parse_directory_uri(&uri).map_err(skills_error)?;
+            let children = state
+                .with_fresh_listing(&name, |files| skills::directory(&uri, &name, &relative, files))
+                .map_err(not_served_is_invalid)?;
+            let mut result = ReadResourceDirectoryResult::with_all_items(children);
+            (result.ttl_ms, result.cache_scope) = (Some(state.ttl_ms()), Some(CACHE_SCOPE));
+            Ok(result)
         })
         .await
     }
@@ -387,15 +447,26 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
         blocking(self, move |state| {
-            let (name, relative) = skills::parse_uri(&uri).map_err(skills_error)?;
-            let file = state.with_fresh_listing(&name, |files| skills::read(&uri, &name, &relative, files))?;
+            // SEP-2164: a resource not served names the URI in `data`.
+            let with_uri = |mut error: ErrorData| {
+                if error.code == ErrorCode::RESOURCE_NOT_FOUND || error.code == ErrorCode::INVALID_PARAMS {
+                    error.data = Some(serde_json::json!({ "uri": uri }));
+                }
+                error
+            };
+            let (name, relative) = skills::parse_uri(&uri).map_err(skills_error).map_err(with_uri)?;
+            let file = state
+                .with_fresh_listing(&name, |files| skills::read(&uri, &name, &relative, files))
+                .map_err(with_uri)?;
             let contents = if file.text {
                 let text = String::from_utf8(file.bytes).expect("checked as UTF-8");
                 ResourceContents::text(text, uri.clone())
             } else {
                 ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(&file.bytes), uri.clone())
             };
-            Ok(ReadResourceResult::new(vec![contents.with_mime_type(file.mime_type)]).into())
+            let mut result = ReadResourceResult::new(vec![contents.with_mime_type(file.mime_type)]);
+            (result.ttl_ms, result.cache_scope) = (Some(state.ttl_ms()), Some(CACHE_SCOPE));
+            Ok(result.into())
         })
         .await
     }

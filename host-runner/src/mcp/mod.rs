@@ -44,6 +44,7 @@ pub mod skills;
 
 use std::io::Write as _;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use crate::registry::BackgroundListing;
@@ -51,6 +52,11 @@ use crate::{HostError, Plugin, SkillRegistry, ToolDefinition};
 
 pub use self::framing::MAX_REQUEST_BYTES;
 pub use self::skills::{MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS_PAGE_SIZE};
+
+/// The `ttlMs` of every cacheable answer while the server watches the skill
+/// folders (a change is then notified: docs/spec.md §6.9); without the
+/// watcher it is 0, since nothing would tell a client its copy is stale.
+pub const CACHE_TTL_MS: u64 = 60_000;
 
 /// The MCP server: a plugin for the tool, one configured for user
 /// invocation for the prompts, the registry, the working directory.
@@ -71,6 +77,9 @@ struct State {
     /// Wakes the change notifications ([`notify::LiveRefresh`] sets it when
     /// the server watches): a followed provider's listing changed.
     provider_changed: Mutex<Option<tokio::sync::mpsc::UnboundedSender<()>>>,
+    /// Whether a watcher runs ([`notify::LiveRefresh`]): answers may then
+    /// be cached for [`CACHE_TTL_MS`].
+    watching: AtomicBool,
 }
 
 impl McpServer {
@@ -97,6 +106,7 @@ impl McpServer {
                 notifier,
                 warned: Mutex::default(),
                 provider_changed,
+                watching: AtomicBool::new(false),
             }),
         })
     }

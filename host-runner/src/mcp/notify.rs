@@ -185,6 +185,7 @@ impl LiveRefresh {
             }
         };
         let watching = watcher.is_some();
+        server.state.watching.store(watching, std::sync::atomic::Ordering::Relaxed);
         if watching {
             // A followed provider's change takes the watcher's path.
             *server.state.provider_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(wake);

@@ -12,14 +12,21 @@
 //! file (`<root>/<name>.md`) has no folder of its own: it serves only
 //! `SKILL.md`, its own text. Skills without a file here (remote, runtime)
 //! are served by the tool and the prompts, not by the extension.
+//!
+//! The extension serves a skill only when every verifying client accepts
+//! it: its `SKILL.md` meets the Agent Skills specification's MUST rules
+//! ([`crate::lint`]'s client rules), and the model may invoke it (a host
+//! reads skills over the extension to give them to its model; a skill with
+//! `disable-model-invocation: true` is served as a prompt only).
 
 use std::path::PathBuf;
 
-use rmcp::model::{Skill, SkillFrontmatter, SkillResource, SkillResources};
+use rmcp::model::{DIRECTORY_MIME_TYPE, Resource, Skill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use skill_rules::SKILL_FILE;
 
+use crate::lint::{NamePlace, lint_text};
 use crate::providers::frontmatter::frontmatter_json;
 use crate::registry::{ListedFiles, RegistrySnapshot, Winner, is_skill_name};
 
@@ -77,6 +84,41 @@ impl SkillFiles {
         match listed.folder {
             Some(_) => path.parent().map(|folder| Self::Folder { folder: folder.to_path_buf(), listed }),
             None => Some(Self::Flat { file: path.to_path_buf(), listed }),
+        }
+    }
+
+    /// The files of `winner` when the Skills extension serves it: a skill
+    /// file on this machine ([`SkillFiles::of`]) that the model may invoke.
+    pub fn served_by_extension(winner: &Winner) -> Option<Self> {
+        if !winner.candidate.invocation.model_invocable {
+            return None;
+        }
+        Self::of(winner)
+    }
+
+    /// The name its place requires: a bundle's folder name, a flat file's stem.
+    fn required_name(&self) -> Option<(&str, NamePlace)> {
+        match self {
+            SkillFiles::Folder { folder, .. } => folder.file_name()?.to_str().map(|name| (name, NamePlace::Folder)),
+            SkillFiles::Flat { file, .. } => file.file_stem()?.to_str().map(|stem| (stem, NamePlace::File)),
+        }
+    }
+
+    /// `Invalid` when the `SKILL.md` text breaks a rule every verifying
+    /// client applies (the first one, by line).
+    fn check_client_rules(&self, name: &str, text: &str) -> Result<(), SkillsError> {
+        let mut broken: Vec<_> =
+            lint_text(text, self.required_name()).into_iter().filter(|finding| finding.client_rule).collect();
+        broken.sort_by_key(|finding| finding.line);
+        match broken.into_iter().next() {
+            None => Ok(()),
+            Some(finding) => Err(SkillsError::Invalid {
+                name: name.to_owned(),
+                rule: match finding.line {
+                    Some(line) => format!("{SKILL_FILE}:{line}: {}", finding.message),
+                    None => format!("{SKILL_FILE}: {}", finding.message),
+                },
+            }),
         }
     }
 }
@@ -141,6 +183,23 @@ pub enum SkillsError {
         /// The skill.
         name: String,
     },
+    /// The skill's `SKILL.md` breaks a rule of the Agent Skills
+    /// specification that verifying clients apply.
+    #[error(
+        "skill \"{name}\" is not served over the Skills extension: it breaks a rule of the Agent Skills specification ({rule})"
+    )]
+    Invalid {
+        /// The skill.
+        name: String,
+        /// `SKILL.md:{line}: {the lint message}`.
+        rule: String,
+    },
+    /// A URI that is not a directory of a served skill.
+    #[error("{uri} is not a directory of a served skill")]
+    NotADirectory {
+        /// The URI as given.
+        uri: String,
+    },
     /// The skill's files could not be read.
     #[error("skill \"{name}\": {why}")]
     Unreadable {
@@ -158,8 +217,11 @@ pub fn page<'a>(snapshot: &'a RegistrySnapshot, cursor: Option<&str>) -> Result<
     {
         return Err(format!("invalid cursor {cursor:?}: not one this server gave"));
     }
-    let served: Vec<(&Winner, SkillFiles)> =
-        snapshot.skills.iter().filter_map(|winner| SkillFiles::of(winner).map(|files| (winner, files))).collect();
+    let served: Vec<(&Winner, SkillFiles)> = snapshot
+        .skills
+        .iter()
+        .filter_map(|winner| SkillFiles::served_by_extension(winner).map(|files| (winner, files)))
+        .collect();
     let start =
         cursor.map_or(0, |cursor| served.partition_point(|(winner, _)| winner.candidate.name.as_str() < cursor));
     let end = (start + SKILLS_PAGE_SIZE).min(served.len());
@@ -183,7 +245,7 @@ pub fn served<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Result<(&'a Win
         .ok()
         .map(|at| &snapshot.skills[at])
         .ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
-    let files = SkillFiles::of(winner).ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
+    let files = SkillFiles::served_by_extension(winner).ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
     Ok((winner, files))
 }
 
@@ -200,6 +262,7 @@ pub fn manifest(name: &str, files: &SkillFiles) -> Result<Skill, SkillsError> {
         if relative == SKILL_FILE {
             let text =
                 std::str::from_utf8(&bytes).map_err(|_| unreadable(format!("{SKILL_FILE} is not UTF-8 text")))?;
+            files.check_client_rules(name, text)?;
             frontmatter = Some(frontmatter_of(text).map_err(&unreadable)?);
         }
         resources.push(SkillResource::new(uri, digest(&bytes), bytes.len() as u64));
@@ -310,7 +373,10 @@ pub struct ReadFile {
 /// Reads the file `relative` of a skill: one it serves ([`SkillFiles::open`],
 /// the decision every method applies), opened beneath its folder.
 pub fn read(uri: &str, name: &str, relative: &str, files: &SkillFiles) -> Result<ReadFile, SkillsError> {
-    let bytes = files.open(name)?.read(uri, relative)?;
+    let skill = files.open(name)?;
+    let skill_file = skill.read(&skill_uri(name), SKILL_FILE)?;
+    files.check_client_rules(name, &String::from_utf8_lossy(&skill_file))?;
+    let bytes = if relative == SKILL_FILE { skill_file } else { skill.read(uri, relative)? };
     let text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
     let mime_type = match (text, relative.ends_with(".md")) {
         (true, true) => "text/markdown",
@@ -318,6 +384,54 @@ pub fn read(uri: &str, name: &str, relative: &str, files: &SkillFiles) -> Result
         (false, _) => "application/octet-stream",
     };
     Ok(ReadFile { bytes, mime_type, text })
+}
+
+/// A directory URI of the extension (`resources/directory/read`): the
+/// skill's name and the folder's relative path (`""` for the skill's own
+/// folder, `skill://{name}`; a trailing `/` is allowed).
+pub fn parse_directory_uri(uri: &str) -> Result<(String, String), SkillsError> {
+    let trimmed = uri.strip_suffix('/').unwrap_or(uri);
+    match trimmed.strip_prefix(SCHEME) {
+        Some(name) if !name.contains('/') => {
+            if is_skill_name(name) {
+                Ok((name.to_owned(), String::new()))
+            } else {
+                Err(SkillsError::BadUri {
+                    uri: uri.to_owned(),
+                    why: "the skill name does not match ^[a-z0-9]+(?:-[a-z0-9]+)*$".to_owned(),
+                })
+            }
+        }
+        _ => parse_uri(trimmed),
+    }
+}
+
+/// The direct children of the folder `relative` (`""`: the skill's own) of
+/// a served skill, for `resources/directory/read`: each sub-folder that
+/// holds a served file, as `inode/directory`, and each served file with its
+/// size. A folder that holds no served file is not a directory here.
+pub fn directory(uri: &str, name: &str, relative: &str, files: &SkillFiles) -> Result<Vec<Resource>, SkillsError> {
+    let skill = files.open(name)?;
+    let skill_file = skill.read(&skill_uri(name), SKILL_FILE)?;
+    files.check_client_rules(name, &String::from_utf8_lossy(&skill_file))?;
+    let prefix = if relative.is_empty() { String::new() } else { format!("{relative}/") };
+    let mut children: Vec<Resource> = Vec::new();
+    for (path, size) in skill.files() {
+        let Some(rest) = path.strip_prefix(&prefix) else { continue };
+        match rest.split_once('/') {
+            Some((folder, _)) => {
+                let child = resource_uri(name, &format!("{prefix}{folder}"));
+                if children.last().is_none_or(|last| last.uri != child) {
+                    children.push(Resource::new(child, folder.to_owned()).with_mime_type(DIRECTORY_MIME_TYPE));
+                }
+            }
+            None => children.push(Resource::new(resource_uri(name, path), rest.to_owned()).with_size(*size)),
+        }
+    }
+    if children.is_empty() {
+        return Err(SkillsError::NotADirectory { uri: uri.to_owned() });
+    }
+    Ok(children)
 }
 
 #[cfg(test)]
