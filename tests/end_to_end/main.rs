@@ -22,6 +22,7 @@ mod mcp_http;
 mod mcp_limits;
 mod mcp_notify;
 mod mcp_remote;
+mod mcp_ts_client;
 mod mcp_served;
 mod mcp_swaps;
 mod patterns;

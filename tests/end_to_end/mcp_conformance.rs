@@ -22,7 +22,7 @@ use crate::mcp_http::HttpServer;
 
 /// How long one conformance scenario (or one client script) may run before
 /// it is killed; the suite's own per-scenario timeout is 30 s.
-const SCENARIO_DEADLINE: Duration = Duration::from_secs(120);
+pub const SCENARIO_DEADLINE: Duration = Duration::from_secs(120);
 
 /// The scenarios run, each with `--force` (some are not on the suite's
 /// default spec timeline).
