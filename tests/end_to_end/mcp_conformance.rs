@@ -432,3 +432,34 @@ fn stateless_requirements_hold_on_the_real_server() {
     assert!(!received.contains("notifications/message"), "{received}");
     assert!(!received.contains("notifications/resources/list_changed"), "not asked for: {received}");
 }
+
+#[test]
+fn only_the_suite_s_own_untestable_verdicts_are_accepted() {
+    let check = |id: &str, status: &str, message: &str, details: Value| json!({"id": id, "status": status, "errorMessage": message, "details": details});
+    let untestable = "Not testable: server does not list the diagnostic tool 'test_logging_tool' in tools/list, so …";
+    let id = "sep-2575-server-no-log-without-loglevel";
+    let accepted = [
+        ("ping", check("ping", "SUCCESS", "", json!({}))),
+        ("server-stateless", check(id, "FAILURE", untestable, json!({"untestable": true}))),
+        ("server-stateless", check(HOOKLESS[0].0, "WARNING", HOOKLESS[0].2, json!({}))),
+    ];
+    for (scenario, check) in &accepted {
+        assert_eq!(objection(scenario, check), None, "{check}");
+    }
+    let refused = [
+        ("server-initialize", check(id, "FAILURE", untestable, json!({"untestable": true}))),
+        ("server-stateless", check(id, "FAILURE", untestable, json!({}))),
+        (
+            "server-stateless",
+            check(id, "FAILURE", &untestable.replace("test_logging_tool", "x"), json!({"untestable": true})),
+        ),
+        ("server-stateless", check(UNTESTABLE[0].0, "FAILURE", untestable, json!({"untestable": true}))),
+        ("server-stateless", check(HOOKLESS[0].0, "WARNING", HOOKLESS[1].2, json!({}))),
+        ("server-stateless", check(HOOKLESS[0].0, "FAILURE", HOOKLESS[0].2, json!({}))),
+        ("caching", check("sep-2549-tools-list-caching-hints", "WARNING", "", json!({}))),
+        ("sep-2640-skills-directory", check("sep-2640-directory-read-pagination", "SKIPPED", "", json!({}))),
+    ];
+    for (scenario, check) in &refused {
+        assert!(objection(scenario, check).is_some(), "{scenario}: {check}");
+    }
+}
