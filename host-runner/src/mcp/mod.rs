@@ -153,5 +153,10 @@ impl McpServer {
 /// changes there, and a change of what the client lists is notified.
 pub fn serve_stdio(server: McpServer, watch_roots: Vec<PathBuf>) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(framing::serve(server, watch_roots))
+    let served = runtime.block_on(framing::serve(server, watch_roots));
+    // The client has gone and every answer is written: work left on the
+    // blocking pool (a change computation, a call nobody waits for) is
+    // read-only, so the process does not wait for it.
+    runtime.shutdown_background();
+    served
 }

@@ -147,12 +147,12 @@ impl Notifier {
 /// The watcher over the skill roots and the task that turns what it sees
 /// into notifications; both stop when this is dropped.
 pub struct LiveRefresh {
-    _watcher: Option<SkillWatcher>,
     task: JoinHandle<()>,
 }
 
 impl Drop for LiveRefresh {
     fn drop(&mut self) {
+        // The task owns the watcher: aborting it drops the watcher too.
         self.task.abort();
     }
 }
@@ -160,41 +160,46 @@ impl Drop for LiveRefresh {
 impl LiveRefresh {
     /// Starts watching `roots` for `server` (none: no watcher, no
     /// notifications). Must be called inside the tokio runtime that serves.
+    ///
+    /// The watches are armed on the blocking pool, off the path of the
+    /// first answers: one per skill folder, which takes a while with
+    /// thousands of skills. What the clients list is first computed once
+    /// they are in place, so a change made while they were being armed is
+    /// in that first computation, and every later one is seen.
     pub fn start(server: &McpServer, roots: Vec<PathBuf>) -> Self {
-        // The watcher invalidates the registry and wakes the change task.
+        if roots.is_empty() {
+            return Self { task: tokio::spawn(async {}) };
+        }
+        // Answers may be cached while the server watches (docs/spec.md §6.9).
+        server.state.watching.store(true, std::sync::atomic::Ordering::Relaxed);
+        // The watcher invalidates the registry and wakes the change task; a
+        // followed provider's change takes the same path.
         let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel::<()>();
-        let wake = changed.clone();
-        let watcher = if roots.is_empty() {
-            None
-        } else {
+        *server.state.provider_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(changed.clone());
+        let server = server.clone();
+        let task = tokio::spawn(async move {
             let registry = Arc::downgrade(server.registry());
-            let started = SkillWatcher::start_with_resources(roots, DEFAULT_DEBOUNCE, move |_| {
-                if let Some(registry) = registry.upgrade() {
-                    registry.invalidate();
-                }
-                let _ = changed.send(());
-            });
-            match started {
-                Ok(watcher) => Some(watcher),
-                Err(error) => {
+            let armed = tokio::task::spawn_blocking(move || {
+                SkillWatcher::start_with_resources(roots, DEFAULT_DEBOUNCE, move |_| {
+                    if let Some(registry) = registry.upgrade() {
+                        registry.invalidate();
+                    }
+                    let _ = changed.send(());
+                })
+            })
+            .await;
+            let _watcher = match armed {
+                Ok(Ok(watcher)) => watcher,
+                Ok(Err(error)) => {
                     // A closed stderr loses the warning, never the server.
                     let _ =
                         writeln!(std::io::stderr(), "warning: {error}; the server will not see changes to skill files");
-                    None
+                    server.state.watching.store(false, std::sync::atomic::Ordering::Relaxed);
+                    *server.state.provider_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
+                    return;
                 }
-            }
-        };
-        let watching = watcher.is_some();
-        server.state.watching.store(watching, std::sync::atomic::Ordering::Relaxed);
-        if watching {
-            // A followed provider's change takes the watcher's path.
-            *server.state.provider_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(wake);
-        }
-        let server = server.clone();
-        let task = tokio::spawn(async move {
-            if !watching {
-                return;
-            }
+                Err(_) => return,
+            };
             let fingerprint = |server: &McpServer| {
                 let state = Arc::clone(&server.state);
                 tokio::task::spawn_blocking(move || state.fingerprint())
@@ -214,6 +219,6 @@ impl LiveRefresh {
                 last = now;
             }
         });
-        Self { _watcher: watcher, task }
+        Self { task }
     }
 }
