@@ -3,15 +3,14 @@
 //! (docs/spec.md §6.9): raw JSON-RPC on the server's stdin and stdout, one
 //! edit at a time, each followed by a bounded wait for what it sends.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::common::{Sandbox, path};
+use crate::common::Sandbox;
+use crate::mcp_stdio::StdioServer;
 
 /// How long a notification may take to come: the watcher's debounce (at
 /// most ten times 50 ms) and the lists computed again, with a wide margin.
@@ -23,50 +22,16 @@ const QUIET: Duration = Duration::from_millis(1500);
 
 /// `skill-host mcp --cwd WORKSPACE`, watcher on, after the handshake.
 struct LiveServer {
-    child: Child,
-    input: Option<ChildStdin>,
-    received: mpsc::Receiver<Value>,
+    server: StdioServer,
 }
 
 impl LiveServer {
     fn start(sandbox: &Sandbox, workspace: &Path) -> Self {
-        let mut child = sandbox
-            .command(&["mcp", "--cwd", path(workspace)])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take();
-        let (messages, received) = mpsc::channel();
-        let reader = BufReader::new(child.stdout.take().unwrap());
-        std::thread::spawn(move || {
-            for line in reader.lines().map_while(Result::ok) {
-                let _ = messages.send(serde_json::from_str(&line).unwrap());
-            }
-        });
-        let mut server = Self { child, input, received };
-        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-        assert_eq!(server.request(&initialize)["result"]["serverInfo"]["name"], "skill-host");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let mut server = StdioServer::start(sandbox, workspace, &[]);
         // A whole list computed and answered: the server is serving.
-        let tools = server.request(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        let tools = server.request("tools/list", json!({}));
         assert_eq!(tools["result"]["tools"][0]["name"], "skill");
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        let input = self.input.as_mut().unwrap();
-        writeln!(input, "{message}").unwrap();
-        input.flush().unwrap();
-    }
-
-    fn request(&mut self, message: &Value) -> Value {
-        self.send(message);
-        let answer = self.received.recv_timeout(FIRST_NOTIFICATION).expect("an answer");
-        assert_eq!(answer["id"], message["id"], "{answer}");
-        answer
+        Self { server }
     }
 
     /// The methods of the notifications `edit` makes the server send, sorted.
@@ -77,7 +42,7 @@ impl LiveServer {
         // Until the first notification (or the wait for one ends), then until a quiet.
         let mut wait = FIRST_NOTIFICATION;
         loop {
-            match self.received.recv_timeout(wait) {
+            match self.server.received.recv_timeout(wait) {
                 Ok(message) => {
                     methods.push(message["method"].as_str().unwrap_or("(not a notification)").to_owned());
                     wait = QUIET;
@@ -99,28 +64,12 @@ impl LiveServer {
         let mut methods = Vec::new();
         let deadline = Instant::now() + QUIET;
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.received.recv_timeout(left) {
+            match self.server.received.recv_timeout(left) {
                 Ok(message) => methods.push(message["method"].as_str().unwrap_or("(not a notification)").to_owned()),
                 Err(_) => break,
             }
         }
         methods
-    }
-}
-
-impl Drop for LiveServer {
-    fn drop(&mut self) {
-        // stdin closed: the server ends; killed if it does not.
-        drop(self.input.take());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

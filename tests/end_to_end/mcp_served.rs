@@ -4,90 +4,10 @@
 //! cache hints, and the tool's catalog under every configuration key that
 //! changes the catalog. Raw JSON-RPC on the server's stdin and stdout.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use crate::common::{Sandbox, path, stdout};
-
-/// How long one answer may take.
-const ANSWER: Duration = Duration::from_secs(20);
-
-/// `skill-host mcp --cwd WORKSPACE ARGS…` after the handshake (protocol
-/// 2025-06-18).
-struct RawServer {
-    child: Child,
-    input: Option<ChildStdin>,
-    received: mpsc::Receiver<Value>,
-    next_id: u64,
-}
-
-impl RawServer {
-    fn start(sandbox: &Sandbox, workspace: &Path, args: &[&str]) -> Self {
-        let mut child = sandbox
-            .command(&[&["mcp", "--cwd", path(workspace)], args].concat())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take();
-        let (messages, received) = mpsc::channel();
-        let reader = BufReader::new(child.stdout.take().unwrap());
-        std::thread::spawn(move || {
-            for line in reader.lines().map_while(Result::ok) {
-                let _ = messages.send(serde_json::from_str(&line).unwrap());
-            }
-        });
-        let mut server = Self { child, input, received, next_id: 0 };
-        let initialize = server.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
-        );
-        assert_eq!(initialize["result"]["serverInfo"]["name"], "skill-host");
-        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        server
-    }
-
-    fn send(&mut self, message: &Value) {
-        let input = self.input.as_mut().unwrap();
-        writeln!(input, "{message}").unwrap();
-        input.flush().unwrap();
-    }
-
-    /// The answer to `method` with `params` (notifications before it skipped).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let message = self.received.recv_timeout(ANSWER).expect("an answer");
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    /// Ends the server (stdin closed) and returns what it wrote on stderr.
-    fn stop(mut self) -> String {
-        drop(self.input.take());
-        let mut stderr = String::new();
-        self.child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-        let _ = self.child.wait();
-        stderr
-    }
-}
-
-impl Drop for RawServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::mcp_stdio::StdioServer;
 
 fn uris(answer: &Value, list: &str) -> Vec<String> {
     let key = if list == "skills" { "skills" } else { "resources" };
@@ -133,7 +53,7 @@ fn left_out(name: &str, line: usize, rule: &str) -> String {
 fn a_skill_that_breaks_a_client_rule_or_that_the_model_may_not_invoke_is_not_served_over_the_extension() {
     let sandbox = Sandbox::new();
     let workspace = workspace(&sandbox);
-    let mut server = RawServer::start(&sandbox, &workspace, &["--no-watch"]);
+    let mut server = StdioServer::start(&sandbox, &workspace, &["--no-watch"]);
 
     let skills = server.request("skills/list", json!({}));
     assert_eq!(uris(&skills, "skills"), ["skill://good/SKILL.md"]);
@@ -181,8 +101,8 @@ fn a_skill_that_breaks_a_client_rule_or_that_the_model_may_not_invoke_is_not_ser
 fn a_skill_folder_lists_its_children_through_resources_directory_read() {
     let sandbox = Sandbox::new();
     let workspace = workspace(&sandbox);
-    let mut server = RawServer::start(&sandbox, &workspace, &["--no-watch"]);
-    let children = |server: &mut RawServer, uri: &str| {
+    let mut server = StdioServer::start(&sandbox, &workspace, &["--no-watch"]);
+    let children = |server: &mut StdioServer, uri: &str| {
         let answer = server.request("resources/directory/read", json!({"uri": uri}));
         answer["result"]["resources"].clone()
     };
@@ -221,7 +141,7 @@ fn answers_may_be_cached_by_the_user_s_client_for_a_minute_only_while_the_server
     let sandbox = Sandbox::new();
     let workspace = workspace(&sandbox);
     for (args, ttl) in [(&["--no-watch"][..], 0), (&[][..], 60_000)] {
-        let mut server = RawServer::start(&sandbox, &workspace, args);
+        let mut server = StdioServer::start(&sandbox, &workspace, args);
         for (method, params) in [
             ("tools/list", json!({})),
             ("prompts/list", json!({})),
@@ -278,7 +198,7 @@ fn the_tool_description_carries_the_catalog_under_every_key_that_changes_it() {
             .find(|message| matches!(message["source"]["kind"].as_str(), Some("plugin" | "skill-catalog")))
             .map(|message| message["content"][0]["text"].as_str().unwrap().to_owned())
             .unwrap_or_else(|| panic!("{config}: step published no catalog: {decision}"));
-        let mut server = RawServer::start(&sandbox, &workspace, &["--no-watch", "--config", path(&file)]);
+        let mut server = StdioServer::start(&sandbox, &workspace, &["--no-watch", "--config", path(&file)]);
         let tools = server.request("tools/list", json!({}));
         let description = tools["result"]["tools"][0]["description"].as_str().unwrap();
         assert!(

@@ -1,0 +1,108 @@
+//! A `skill-host mcp` on stdio driven with raw JSON-RPC lines: what the
+//! tests that look at exact messages (notifications, error codes, cache
+//! fields) talk to.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{Sandbox, path};
+
+/// How long one answer may take.
+pub const ANSWER: Duration = Duration::from_secs(20);
+
+/// `skill-host mcp --cwd WORKSPACE ARGS…` after the handshake (protocol
+/// 2025-06-18). Killed on drop.
+pub struct StdioServer {
+    child: Child,
+    input: Option<ChildStdin>,
+    /// Every message the server wrote, in order.
+    pub received: mpsc::Receiver<Value>,
+    stderr: Option<JoinHandle<String>>,
+    next_id: u64,
+}
+
+impl StdioServer {
+    pub fn start(sandbox: &Sandbox, workspace: &Path, args: &[&str]) -> Self {
+        let mut child = sandbox
+            .command(&[&["mcp", "--cwd", path(workspace)], args].concat())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take();
+        let (messages, received) = mpsc::channel();
+        let reader = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in reader.lines().map_while(Result::ok) {
+                let _ = messages.send(serde_json::from_str(&line).unwrap());
+            }
+        });
+        // Read as it comes, so that a chatty server never blocks on a full pipe.
+        let mut errors = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = errors.read_to_string(&mut text);
+            text
+        });
+        let mut server = Self { child, input, received, stderr: Some(stderr), next_id: 0 };
+        let initialize = server.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+        );
+        assert_eq!(initialize["result"]["serverInfo"]["name"], "skill-host");
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        let input = self.input.as_mut().unwrap();
+        writeln!(input, "{message}").unwrap();
+        input.flush().unwrap();
+    }
+
+    /// The answer to `method` with `params` (notifications before it skipped).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.received.recv_timeout(ANSWER).expect("an answer");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// Ends the server (stdin closed; killed if it has not ended within 5 s)
+    /// and returns what it wrote on stderr.
+    pub fn stop(mut self) -> String {
+        self.end();
+        self.stderr.take().map(|reader| reader.join().unwrap_or_default()).unwrap_or_default()
+    }
+
+    fn end(&mut self) {
+        drop(self.input.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
