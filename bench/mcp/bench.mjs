@@ -5,17 +5,21 @@
 //
 //     node bench.mjs [--bin PATH] [--runs 20] [--sizes workspace,anthropic,dsh,1000]
 //                    [--servers skill-host,skill-host-no-watch,ts,ts-cache]
-//                    [--measures tools,skills,read] [--client raw|sdk] [--node PATH] [--keep]
+//                    [--measures tools,skills,read,read-raw] [--client raw|sdk] [--node PATH] [--keep]
 //
 // Measures, every run a new server process:
 //   tools   spawn → initialize → notifications/initialized → first tools/list answer
 //   skills  spawn → initialize → notifications/initialized → skills/list, every page
 //   read    after connecting: SkillsClient.list(), then SkillsClient.read() of every
 //           file of every listed skill (size and digest checked), one after another
+//   read-raw  after a complete skills/list (not timed): resources/read of every listed
+//           file, up to 16 requests in flight, each answer's size and sha256 digest
+//           checked against the listing (node:crypto), to the last verified answer
 // `tools` and `skills` use a minimal newline-delimited JSON-RPC driver (`--client raw`,
 // the default) or the SDK's Client over its StdioClientTransport (`--client sdk`);
-// `read` always uses the SDK's Client and SkillsClient. The same client code drives
-// every server. Output: one JSON line per (server, size, measure), then a table.
+// `read` always uses the SDK's Client and SkillsClient, `read-raw` always the minimal
+// driver. The same client code drives every server. Output: one JSON line per
+// (server, size, measure), then a table.
 
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -24,6 +28,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 
 import { Client } from '@modelcontextprotocol/client';
 import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
@@ -40,7 +45,7 @@ function parseArgs(argv) {
         runs: 20,
         sizes: ['workspace', 'anthropic', 'dsh', '1000'],
         servers: ['skill-host', 'skill-host-no-watch', 'ts', 'ts-cache'],
-        measures: ['tools', 'skills', 'read'],
+        measures: ['tools', 'skills', 'read', 'read-raw'],
         client: 'raw',
         node: process.execPath,
         keep: false
@@ -60,11 +65,14 @@ function parseArgs(argv) {
         else if (key === '--node') options.node = resolve(value());
         else if (key === '--keep') options.keep = true;
         else if (key === '--help' || key === '-h') {
-            console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 19).join('\n'));
+            console.log(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 23).join('\n'));
             process.exit(0);
         } else throw new Error(`unknown option ${key}`);
     }
     if (!['raw', 'sdk'].includes(options.client)) throw new Error('--client is raw or sdk');
+    for (const measure of options.measures) {
+        if (!MEASURE_NAMES[measure]) throw new Error(`unknown measure ${measure}; one of ${Object.keys(MEASURE_NAMES).join(', ')}`);
+    }
     return options;
 }
 
@@ -244,6 +252,123 @@ function rawRun(cmd, measure) {
     });
 }
 
+/** The same minimal driver, as requests with answers: spawn, initialize,
+ * notifications/initialized; then `request(method, params)` resolves with the
+ * answer's result (any number in flight). */
+function rawConnect(cmd) {
+    const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const waiting = new Map();
+    let stderr = '';
+    let pending = '';
+    let nextId = 0;
+    let failed;
+    const fail = error => {
+        failed ??= error;
+        for (const { reject } of waiting.values()) reject(failed);
+        waiting.clear();
+    };
+    const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        fail(new Error(`${cmd.command}: not done in 120 s; stderr: ${stderr.slice(0, 2000)}`));
+    }, 120_000);
+    const exited = new Promise(resolveExit => {
+        child.on('exit', code => {
+            clearTimeout(timer);
+            fail(new Error(`${cmd.command} exited (${code}) with requests unanswered; stderr: ${stderr.slice(0, 2000)}`));
+            resolveExit(code);
+        });
+    });
+    child.on('error', fail);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', chunk => (stderr += chunk));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', chunk => {
+        pending += chunk;
+        let newline;
+        while ((newline = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, newline);
+            pending = pending.slice(newline + 1);
+            if (!line.trim()) continue;
+            const message = JSON.parse(line);
+            if (message.id === undefined || message.method !== undefined) continue; // notifications, requests
+            const entry = waiting.get(message.id);
+            if (!entry) continue;
+            waiting.delete(message.id);
+            if (message.error) entry.reject(new Error(`${cmd.command}: ${entry.method}: ${JSON.stringify(message.error)}`));
+            else entry.resolve(message.result);
+        }
+    });
+    const send = message => child.stdin.write(`${JSON.stringify(message)}\n`);
+    const request = (method, params) =>
+        new Promise((resolveRequest, reject) => {
+            if (failed) return reject(failed);
+            const id = nextId++;
+            waiting.set(id, { resolve: resolveRequest, reject, method });
+            send({ jsonrpc: '2.0', id, method, params });
+        });
+    return {
+        async start() {
+            await request('initialize', INITIALIZE.params);
+            send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        },
+        request,
+        async close() {
+            child.stdin.end();
+            await exited;
+        },
+        stderr: () => stderr
+    };
+}
+
+/** Bytes of one `resources/read` content: text as UTF-8, or the base64 blob. */
+function contentBytes(content) {
+    if (typeof content.text === 'string') return Buffer.from(content.text, 'utf8');
+    if (typeof content.blob === 'string') return Buffer.from(content.blob, 'base64');
+    throw new Error(`${content.uri}: neither text nor blob`);
+}
+
+const IN_FLIGHT = 16;
+
+/** Spawn and list every page of skills/list (not timed); then resources/read of
+ * every listed file, up to IN_FLIGHT at a time, each answer's size and digest
+ * checked against the listing here (timed, to the last verified answer). */
+async function rawReadRun(cmd) {
+    const server = rawConnect(cmd);
+    try {
+        await server.start();
+        const skills = [];
+        let cursor;
+        do {
+            const page = await server.request('skills/list', cursor === undefined ? {} : { cursor });
+            skills.push(...page.skills);
+            cursor = page.nextCursor;
+        } while (cursor !== undefined);
+        const files = skills.flatMap(skill => skill.resources);
+        const t0 = performance.now();
+        let next = 0;
+        let bytes = 0;
+        const worker = async () => {
+            while (next < files.length) {
+                const listed = files[next++];
+                const result = await server.request('resources/read', { uri: listed.uri });
+                const content =
+                    result.contents.find(item => item.uri === listed.uri) ?? (result.contents.length === 1 ? result.contents[0] : undefined);
+                if (!content) throw new Error(`resources/read returned no contents for ${listed.uri}`);
+                const data = contentBytes(content);
+                if (data.length !== listed.size) throw new Error(`${listed.uri} is ${data.length} bytes; the listing says ${listed.size}`);
+                const digest = `sha256:${createHash('sha256').update(data).digest('hex')}`;
+                if (digest !== listed.digest) throw new Error(`${listed.uri} has digest ${digest}; the listing says ${listed.digest}`);
+                bytes += data.length;
+            }
+        };
+        await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, files.length) }, worker));
+        const ms = performance.now() - t0;
+        return { ms, names: skills.map(skill => skill.frontmatter.name), files: files.length, bytes, stderr: server.stderr() };
+    } finally {
+        await server.close();
+    }
+}
+
 // ---------------------------------------------------------------- the SDK client
 
 async function connectSdk(cmd) {
@@ -310,6 +435,7 @@ async function readRun(cmd) {
 
 function runOnce(cmd, measure, options) {
     if (measure === 'read') return readRun(cmd);
+    if (measure === 'read-raw') return rawReadRun(cmd);
     return options.client === 'raw' ? rawRun(cmd, measure) : sdkStartRun(cmd, measure);
 }
 
@@ -322,7 +448,12 @@ function stats(values) {
     return { median_ms: round(rank(50)), p90_ms: round(rank(90)), min_ms: round(sorted[0]), max_ms: round(sorted.at(-1)) };
 }
 
-const MEASURE_NAMES = { tools: 'first-tools-list', skills: 'full-skills-list', read: 'read-verify-all' };
+const MEASURE_NAMES = {
+    tools: 'first-tools-list',
+    skills: 'full-skills-list',
+    read: 'read-verify-all',
+    'read-raw': 'read-verify-all-pipelined'
+};
 const SERVER_NAMES = {
     'skill-host': 'skill-host mcp',
     'skill-host-no-watch': 'skill-host mcp --no-watch',
@@ -362,6 +493,7 @@ async function main() {
             runs: options.runs,
             client: options.client,
             read_client: 'sdk',
+            read_raw_in_flight: IN_FLIGHT,
             tmp
         })
     );
@@ -424,9 +556,9 @@ async function main() {
                         server: SERVER_NAMES[server],
                         size: size.label,
                         measure: MEASURE_NAMES[measure],
-                        client: measure === 'read' ? 'sdk' : options.client,
+                        client: measure === 'read' ? 'sdk' : measure === 'read-raw' ? 'raw' : options.client,
                         skills: measure === 'tools' ? sets[server].names.length : result.names.length,
-                        ...(measure === 'read' ? { files: result.files, bytes: result.bytes } : {}),
+                        ...(measure === 'read' || measure === 'read-raw' ? { files: result.files, bytes: result.bytes } : {}),
                         ...(result.invalid?.length
                             ? { client_refused: result.invalid.map(entry => `${entry.uri ?? entry.index}: ${entry.reason}`) }
                             : {}),
