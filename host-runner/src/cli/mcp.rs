@@ -61,8 +61,6 @@ fn http_address(text: &str) -> Result<SocketAddr, String> {
 impl McpArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
         let cwd = cwd_or_current(self.cwd.as_deref())?;
-        let plugin = global.load_plugin()?;
-        let prompt_plugin = prompt_plugin(global)?;
         // A long-running server lists the remote indexes in the background:
         // a failing one never makes a call wait, and they are re-read.
         let remote = global.remote_provider().map(|remote| {
@@ -72,6 +70,22 @@ impl McpArgs {
             Arc::new(BackgroundListing::new(remote, cwd, RefreshPolicy::default(), move || hint.max_age()))
         });
         let registry = global.registry_with_remote(remote.clone().map(|remote| remote as Arc<dyn SkillProvider>));
+        // The skills are listed on a second core while the components load,
+        // and the server starts once both are done, so the first
+        // `tools/list` finds the listing cached and only renders the catalog.
+        // (A remote provider answers only once followed, below: its listing
+        // would not be complete here.)
+        let listing = remote.is_none().then(|| {
+            let registry = Arc::clone(&registry);
+            let cwd = PathBuf::from(&cwd);
+            std::thread::spawn(move || drop(registry.snapshot(Some(&cwd))))
+        });
+        let plugin = global.load_plugin()?;
+        let prompt_plugin = prompt_plugin(global)?;
+        if let Some(listing) = listing {
+            // A listing that panicked is listed again by the first request.
+            let _ = listing.join();
+        }
         let roots = if self.no_watch {
             Vec::new()
         } else {
