@@ -32,6 +32,8 @@ fn workspace(sandbox: &Sandbox) -> std::path::PathBuf {
         "description: Only a user invokes it.\ndisable-model-invocation: true\n",
         "User body.\n",
     );
+    // Refused by the provider (no description): skipped by every listing.
+    sandbox.write_skill(&workspace, "no-description", "", "Body.\n");
     let good = workspace.join(".agents/skills/good");
     std::fs::create_dir_all(good.join("references/deep")).unwrap();
     std::fs::write(good.join("references/guide.md"), "Guide.\n").unwrap();
@@ -84,8 +86,16 @@ fn a_skill_that_breaks_a_client_rule_or_that_the_model_may_not_invoke_is_not_ser
     let prompt = server.request("prompts/get", json!({"name": "user-only"}));
     assert!(prompt["result"]["messages"][0]["content"]["text"].as_str().unwrap().contains("User body."), "{prompt}");
 
-    // One warning line per skill left out, naming the rule.
+    // One warning line per skill left out, naming the rule, and one per
+    // file the listing skipped, with `skill-host skills`' reason.
     let stderr = server.stop();
+    let skills = sandbox.run(&["skills", "--cwd", path(&workspace)]);
+    let skipped: Vec<String> = stdout(&skills)
+        .lines()
+        .filter_map(|line| line.strip_prefix("skipped: ").map(|rest| format!("warning: skipped {rest}")))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{}", stdout(&skills));
+    assert_eq!(stderr.lines().filter(|l| *l == skipped[0]).count(), 1, "{stderr}");
     for (name, line, rule) in [("long-description", 3, LONG_RULE), ("number-metadata", 5, METADATA_RULE)] {
         let warning = format!("warning: {}", left_out(name, line, rule));
         assert_eq!(stderr.lines().filter(|l| *l == warning).count(), 1, "{stderr}");

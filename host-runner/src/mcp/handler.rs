@@ -34,8 +34,18 @@ impl State {
         self.cwd.as_deref().map(Path::new)
     }
 
+    /// The registry's listing for the cwd. A skill file it skipped is said
+    /// once on the server's log, with `skill-host skills`' reason, the first
+    /// time a listing skips it.
     fn snapshot(&self) -> Arc<RegistrySnapshot> {
-        self.registry.snapshot(self.cwd_path())
+        let snapshot = self.registry.snapshot(self.cwd_path());
+        let seen = self.skips_seen.swap(snapshot.revision, std::sync::atomic::Ordering::Relaxed);
+        if seen != snapshot.revision {
+            for skipped in &snapshot.skipped {
+                self.warn_once(&format_args!("skipped {}: {}", skipped.path.display(), skipped.reason));
+            }
+        }
+        snapshot
     }
 
     pub(super) fn tool(&self) -> Result<Tool, HostError> {
@@ -56,6 +66,8 @@ impl State {
 
     /// What `tools/list` answers: the one tool.
     fn tools_listing(&self) -> Result<ListToolsResult, HostError> {
+        // The catalog lists through the registry itself: its skips are said here.
+        drop(self.snapshot());
         let mut result = ListToolsResult::with_all_items(vec![self.tool()?]);
         (result.ttl_ms, result.cache_scope) = (Some(self.ttl_ms()), Some(CACHE_SCOPE));
         Ok(result)

@@ -44,7 +44,7 @@ pub mod skills;
 
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
 use crate::registry::BackgroundListing;
@@ -80,6 +80,8 @@ struct State {
     /// Whether a watcher runs ([`notify::LiveRefresh`]): answers may then
     /// be cached for [`CACHE_TTL_MS`].
     watching: AtomicBool,
+    /// The revision of the last listing whose skipped files were said.
+    skips_seen: AtomicU64,
 }
 
 impl McpServer {
@@ -107,6 +109,7 @@ impl McpServer {
                 warned: Mutex::default(),
                 provider_changed,
                 watching: AtomicBool::new(false),
+                skips_seen: AtomicU64::new(0),
             }),
         })
     }
