@@ -180,14 +180,36 @@ const INITIALIZE = {
     params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench-mcp', version: '0.0.0' } }
 };
 
+/** Calls `handle` with each answer (a message with an id and no method) the
+ * child writes on stdout, one JSON line at a time. Returns a function giving
+ * what the child has written on stderr so far. */
+function readAnswers(child, handle) {
+    let stderr = '';
+    let pending = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', chunk => (stderr += chunk));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', chunk => {
+        pending += chunk;
+        let newline;
+        while ((newline = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, newline);
+            pending = pending.slice(newline + 1);
+            if (!line.trim()) continue;
+            const message = JSON.parse(line);
+            if (message.id === undefined || message.method !== undefined) continue; // notifications, requests
+            handle(message);
+        }
+    });
+    return () => stderr;
+}
+
 /** One run: spawn, initialize, then tools/list or every page of skills/list.
  * Returns the milliseconds from just before the spawn to the last answer. */
 function rawRun(cmd, measure) {
     return new Promise((resolvePromise, reject) => {
         const t0 = performance.now();
         const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] });
-        let stderr = '';
-        let pending = '';
         let nextId = 1;
         let result;
         const names = [];
@@ -201,42 +223,30 @@ function rawRun(cmd, measure) {
         };
         const timer = setTimeout(() => {
             child.kill('SIGKILL');
-            reject(new Error(`${cmd.command}: no answer in 120 s; stderr: ${stderr.slice(0, 2000)}`));
+            reject(new Error(`${cmd.command}: no answer in 120 s; stderr: ${stderr().slice(0, 2000)}`));
         }, 120_000);
-        child.stderr.setEncoding('utf8');
-        child.stderr.on('data', chunk => (stderr += chunk));
-        child.stdout.setEncoding('utf8');
-        child.stdout.on('data', chunk => {
-            pending += chunk;
-            let newline;
-            while ((newline = pending.indexOf('\n')) >= 0) {
-                const line = pending.slice(0, newline);
-                pending = pending.slice(newline + 1);
-                if (!line.trim()) continue;
-                const message = JSON.parse(line);
-                if (message.id === undefined || message.method !== undefined) continue; // notifications, requests
-                if (message.error) {
-                    child.kill('SIGKILL');
-                    reject(new Error(`${cmd.command}: ${JSON.stringify(message.error)}`));
-                    return;
+        const stderr = readAnswers(child, message => {
+            if (message.error) {
+                child.kill('SIGKILL');
+                reject(new Error(`${cmd.command}: ${JSON.stringify(message.error)}`));
+                return;
+            }
+            if (message.id === 0) {
+                initMs = performance.now() - t0;
+                send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+                if (measure === 'tools') send({ jsonrpc: '2.0', id: nextId++, method: 'tools/list' });
+                else send({ jsonrpc: '2.0', id: nextId++, method: 'skills/list', params: {} });
+            } else if (measure === 'tools') {
+                tools = message.result.tools.length;
+                finish(performance.now() - t0);
+            } else {
+                for (const skill of message.result.skills) {
+                    names.push(skill.frontmatter.name);
+                    files += skill.resources.length;
                 }
-                if (message.id === 0) {
-                    initMs = performance.now() - t0;
-                    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-                    if (measure === 'tools') send({ jsonrpc: '2.0', id: nextId++, method: 'tools/list' });
-                    else send({ jsonrpc: '2.0', id: nextId++, method: 'skills/list', params: {} });
-                } else if (measure === 'tools') {
-                    tools = message.result.tools.length;
-                    finish(performance.now() - t0);
-                } else {
-                    for (const skill of message.result.skills) {
-                        names.push(skill.frontmatter.name);
-                        files += skill.resources.length;
-                    }
-                    if (message.result.nextCursor !== undefined) {
-                        send({ jsonrpc: '2.0', id: nextId++, method: 'skills/list', params: { cursor: message.result.nextCursor } });
-                    } else finish(performance.now() - t0);
-                }
+                if (message.result.nextCursor !== undefined) {
+                    send({ jsonrpc: '2.0', id: nextId++, method: 'skills/list', params: { cursor: message.result.nextCursor } });
+                } else finish(performance.now() - t0);
             }
         });
         child.on('error', error => {
@@ -245,8 +255,8 @@ function rawRun(cmd, measure) {
         });
         child.on('exit', code => {
             clearTimeout(timer);
-            if (!result) reject(new Error(`${cmd.command} exited (${code}) early; stderr: ${stderr.slice(0, 2000)}`));
-            else resolvePromise({ ...result, stderr });
+            if (!result) reject(new Error(`${cmd.command} exited (${code}) early; stderr: ${stderr().slice(0, 2000)}`));
+            else resolvePromise({ ...result, stderr: stderr() });
         });
         send(INITIALIZE);
     });
@@ -258,8 +268,6 @@ function rawRun(cmd, measure) {
 function rawConnect(cmd) {
     const child = spawn(cmd.command, cmd.args, { env: cmd.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const waiting = new Map();
-    let stderr = '';
-    let pending = '';
     let nextId = 0;
     let failed;
     const fail = error => {
@@ -269,34 +277,22 @@ function rawConnect(cmd) {
     };
     const timer = setTimeout(() => {
         child.kill('SIGKILL');
-        fail(new Error(`${cmd.command}: not done in 120 s; stderr: ${stderr.slice(0, 2000)}`));
+        fail(new Error(`${cmd.command}: not done in 120 s; stderr: ${stderr().slice(0, 2000)}`));
     }, 120_000);
     const exited = new Promise(resolveExit => {
         child.on('exit', code => {
             clearTimeout(timer);
-            fail(new Error(`${cmd.command} exited (${code}) with requests unanswered; stderr: ${stderr.slice(0, 2000)}`));
+            fail(new Error(`${cmd.command} exited (${code}) with requests unanswered; stderr: ${stderr().slice(0, 2000)}`));
             resolveExit(code);
         });
     });
     child.on('error', fail);
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', chunk => (stderr += chunk));
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', chunk => {
-        pending += chunk;
-        let newline;
-        while ((newline = pending.indexOf('\n')) >= 0) {
-            const line = pending.slice(0, newline);
-            pending = pending.slice(newline + 1);
-            if (!line.trim()) continue;
-            const message = JSON.parse(line);
-            if (message.id === undefined || message.method !== undefined) continue; // notifications, requests
-            const entry = waiting.get(message.id);
-            if (!entry) continue;
-            waiting.delete(message.id);
-            if (message.error) entry.reject(new Error(`${cmd.command}: ${entry.method}: ${JSON.stringify(message.error)}`));
-            else entry.resolve(message.result);
-        }
+    const stderr = readAnswers(child, message => {
+        const entry = waiting.get(message.id);
+        if (!entry) return;
+        waiting.delete(message.id);
+        if (message.error) entry.reject(new Error(`${cmd.command}: ${entry.method}: ${JSON.stringify(message.error)}`));
+        else entry.resolve(message.result);
     });
     const send = message => child.stdin.write(`${JSON.stringify(message)}\n`);
     const request = (method, params) =>
@@ -316,7 +312,7 @@ function rawConnect(cmd) {
             child.stdin.end();
             await exited;
         },
-        stderr: () => stderr
+        stderr
     };
 }
 
