@@ -91,9 +91,9 @@ impl State {
 
     /// What `resources/list` answers: the `SKILL.md` of each skill the
     /// Skills extension serves.
-    fn resources_listing(&self, snapshot: &RegistrySnapshot) -> ListResourcesResult {
+    fn resources_listing(&self, snapshot: &RegistrySnapshot, manifests: &mut Manifests) -> ListResourcesResult {
         let mut result = ListResourcesResult::with_all_items(
-            self.served_skills(snapshot.skills.iter())
+            self.served_skills(snapshot.skills.iter(), manifests)
                 .into_iter()
                 .map(|winner| {
                     Resource::new(skills::skill_uri(&winner.candidate.name), winner.candidate.name.clone())
@@ -112,12 +112,13 @@ impl State {
         &self,
         snapshot: &RegistrySnapshot,
         cursor: Option<&str>,
+        manifests: &mut Manifests,
     ) -> Result<(ListSkillsResult, Vec<SkillsError>), String> {
         let page = skills::page(snapshot, cursor)?;
         let mut listed = Vec::with_capacity(page.skills.len());
         let mut left_out = Vec::new();
         for (winner, files) in &page.skills {
-            match skills::manifest(&winner.candidate.name, files) {
+            match manifests.of(&winner.candidate.name, files) {
                 Ok(skill) => listed.push(skill),
                 Err(error) => left_out.push(error),
             }
@@ -155,11 +156,13 @@ impl State {
         let tools = as_listed(&self.tools_listing()?);
         let snapshot = self.snapshot();
         let prompts = as_listed(&self.prompts_listing(&snapshot));
-        let resources = as_listed(&self.resources_listing(&snapshot));
+        // Each skill's manifest (every file read and digested) once for both lists.
+        let mut manifests = Manifests::remembered();
+        let resources = as_listed(&self.resources_listing(&snapshot, &mut manifests));
         let mut pages = Vec::new();
         let mut cursor = None;
         loop {
-            match self.skills_listing(&snapshot, cursor.as_deref()) {
+            match self.skills_listing(&snapshot, cursor.as_deref(), &mut manifests) {
                 Ok((page, left_out)) => {
                     for error in left_out {
                         let _ = self.skills_error(error);
@@ -178,6 +181,30 @@ impl State {
             }
         }
         Ok(Fingerprint { tools, prompts, resources, skills: Value::Array(pages) })
+    }
+}
+
+/// Each skill's manifest ([`skills::manifest`]), computed when asked; with
+/// [`Manifests::remembered`], once per skill, for answers computed together
+/// from one listing (the change notifications' lists).
+struct Manifests(Option<std::collections::HashMap<String, Result<rmcp::model::Skill, SkillsError>>>);
+
+impl Manifests {
+    /// Computed every time asked: what a method answers now.
+    fn fresh() -> Self {
+        Self(None)
+    }
+
+    /// Computed once per skill, then remembered.
+    fn remembered() -> Self {
+        Self(Some(std::collections::HashMap::new()))
+    }
+
+    fn of(&mut self, name: &str, files: &SkillFiles) -> Result<rmcp::model::Skill, SkillsError> {
+        match &mut self.0 {
+            None => skills::manifest(name, files),
+            Some(known) => known.entry(name.to_owned()).or_insert_with(|| skills::manifest(name, files)).clone(),
+        }
     }
 }
 
@@ -259,11 +286,15 @@ impl State {
     /// `resources/list`, `skills/list`, read by `resources/read` and
     /// `skills/get` only when it opens. A refusal is said on the server's
     /// log.
-    fn served_skills<'a>(&self, winners: impl Iterator<Item = &'a Winner>) -> Vec<&'a Winner> {
+    fn served_skills<'a>(
+        &self,
+        winners: impl Iterator<Item = &'a Winner>,
+        manifests: &mut Manifests,
+    ) -> Vec<&'a Winner> {
         winners
             .filter(|winner| {
                 let Some(files) = SkillFiles::served_by_extension(winner) else { return false };
-                match skills::manifest(&winner.candidate.name, &files) {
+                match manifests.of(&winner.candidate.name, &files) {
                     Ok(_) => true,
                     Err(error) => {
                         self.warn_once(&error);
@@ -389,7 +420,7 @@ impl ServerHandler for McpServer {
         let cursor = request.and_then(|request| request.cursor);
         blocking(self, move |state| {
             let (result, left_out) = state
-                .skills_listing(&state.snapshot(), cursor.as_deref())
+                .skills_listing(&state.snapshot(), cursor.as_deref(), &mut Manifests::fresh())
                 .map_err(|why| ErrorData::invalid_params(why, None))?;
             for error in left_out {
                 // Left out of the list, said once on the server's log.
@@ -449,7 +480,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        blocking(self, |state| Ok(state.resources_listing(&state.snapshot()))).await
+        blocking(self, |state| Ok(state.resources_listing(&state.snapshot(), &mut Manifests::fresh()))).await
     }
 
     async fn read_resource(
