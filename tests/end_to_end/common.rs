@@ -66,7 +66,13 @@ impl Sandbox {
 
     /// The `skill-host` command [`run`](Self::run) runs, to start it without waiting.
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(skill_host_bin());
+        self.command_of(&skill_host_bin(), args)
+    }
+
+    /// `program` with `args`, run as [`command`](Self::command) runs
+    /// `skill-host`: with the user-level roots pointed into the sandbox.
+    pub fn command_of(&self, program: &Path, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
         command
             .args(args)
             .env("DSH_HOME", self.path().join("home/dsh"))

@@ -1,12 +1,19 @@
 //! `skill-host mcp --http` against the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, pinned in tests/mcp-node/package.json
 //! and installed into target/mcp-node/ by .ci/run), on the fixture workspace
-//! tests/fixtures/mcp-conformance. Every check must be SUCCESS, with two
-//! exceptions, both in `server-stateless`, whose probes call diagnostic tools
-//! only the SDKs' own test servers have (we add no fake tools to the
-//! product): there the suite's own "not testable" verdict is accepted, and
-//! the requirements behind those checks are asserted directly below, over
-//! raw HTTP in the 2026-07-28 stateless request shape.
+//! tests/fixtures/mcp-conformance. Every check of every scenario must be
+//! SUCCESS: none failed, skipped or a warning.
+//!
+//! One scenario, `server-stateless`, calls five diagnostic tools that the
+//! MCP SDKs expose only in their conformance test servers, never in a
+//! product (`test_missing_capability`, `test_streaming_elicitation`,
+//! `test_logging_tool`, `test_trigger_tool_change`,
+//! `test_trigger_prompt_change`). It runs against the test-only
+//! `mcp-conformance-fixture` (tests/mcp-fixture/): the same server, built as
+//! `skill-host mcp` builds it and served by the same HTTP stack, with those
+//! tools added; every other scenario runs against `skill-host mcp --http`
+//! itself. What those checks require is also asserted on the real server,
+//! without the tools, by [`stateless_requirements_hold_on_the_real_server`].
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -43,39 +50,8 @@ const SCENARIOS: [&str; 14] = [
     "prompts-list",
 ];
 
-/// `server-stateless` checks whose probe calls a diagnostic tool of the SDK
-/// test servers: accepted as FAILURE only with the suite's own verdict,
-/// `details.untestable` and a message naming that tool. What they check is
-/// asserted by [`stateless_requirements_hold_on_the_real_server`].
-const UNTESTABLE: [(&str, &str); 4] = [
-    ("sep-2575-server-rejects-undeclared-capability", "test_missing_capability"),
-    ("sep-2575-missing-capability-http-400", "test_missing_capability"),
-    ("sep-2575-http-server-no-independent-requests-on-stream", "test_streaming_elicitation"),
-    ("sep-2575-server-no-log-without-loglevel", "test_logging_tool"),
-];
-
-/// `server-stateless` checks that mutate the lists through a diagnostic hook
-/// tool (`test_trigger_*_change`). Our server answers the unknown tool with
-/// -32602 (the spec's code for an unknown tool), not the -32601 the suite
-/// looks for to say "not testable", so the suite reports that nothing
-/// arrived. Accepted as a WARNING with exactly that text, or with the
-/// suite's own untestable verdict naming the hook; the notification itself
-/// is asserted by [`stateless_requirements_hold_on_the_real_server`] after a
-/// real change of a skill.
-const HOOKLESS: [(&str, &str, &str); 2] = [
-    (
-        "sep-2575-server-sends-prompts-list-changed-on-subscription",
-        "test_trigger_prompt_change",
-        "Mutated the prompt list but no notifications/prompts/list_changed arrived on the open \
-         subscription stream. This is a SHOULD requirement.",
-    ),
-    (
-        "sep-2575-server-sends-tools-list-changed-on-subscription",
-        "test_trigger_tool_change",
-        "Mutated the tool list but no notifications/tools/list_changed arrived on the open \
-         subscription stream. This is a SHOULD requirement.",
-    ),
-];
+/// The scenario that needs the diagnostic tools: run against the fixture.
+const FIXTURE_SCENARIO: &str = "server-stateless";
 
 /// The command that installs the Node tools, as .ci/run runs it.
 pub const INSTALL: &str = "mkdir -p target/mcp-node && cp tests/mcp-node/package.json tests/mcp-node/.npmrc \
@@ -199,29 +175,25 @@ fn run_scenario(url: &str, scenario: &'static str, results: &Path) -> ScenarioRu
     ScenarioRun { scenario, checks: checks.as_array().expect("checks.json is an array").clone(), seconds }
 }
 
-/// Why `check` of `scenario` is not acceptable, or `None` when it is.
+/// Why `check` of `scenario` is not acceptable (anything but SUCCESS), or
+/// `None` when it is.
 fn objection(scenario: &str, check: &Value) -> Option<String> {
-    let id = check["id"].as_str().unwrap_or("?");
     let status = check["status"].as_str().unwrap_or("?");
-    let message = check["errorMessage"].as_str().unwrap_or("");
-    if status == "SUCCESS" {
-        return None;
-    }
-    if scenario == "server-stateless" {
-        if let Some((_, tool)) = UNTESTABLE.iter().find(|(untestable, _)| *untestable == id) {
-            let prefix = format!("Not testable: server does not list the diagnostic tool '{tool}'");
-            if status == "FAILURE" && check["details"]["untestable"] == json!(true) && message.starts_with(&prefix) {
-                return None;
-            }
-        }
-        if let Some((_, hook, text)) = HOOKLESS.iter().find(|(hookless, _, _)| *hookless == id) {
-            let untestable = check["details"]["untestable"] == json!(true) && message.contains(hook);
-            if status == "WARNING" && (message == *text || untestable) {
-                return None;
-            }
-        }
-    }
-    Some(format!("{scenario}: {id} is {status}: {message}"))
+    (status != "SUCCESS").then(|| {
+        let id = check["id"].as_str().unwrap_or("?");
+        let message = check["errorMessage"].as_str().unwrap_or("");
+        format!("{scenario}: {id} is {status}: {message}")
+    })
+}
+
+/// The conformance fixture (tests/mcp-fixture/) serving a copy of
+/// `workspace`; the copy is made in the sandbox, since the fixture writes
+/// skills into the workspace it serves.
+fn conformance_fixture(sandbox: &Sandbox, workspace: &Path) -> HttpServer {
+    let program = Path::new(env!("CARGO_BIN_EXE_mcp-conformance-fixture"));
+    let mut command = sandbox.command_of(program, &[path(workspace)]);
+    command.env("TMPDIR", sandbox.path());
+    HttpServer::spawn(command, "mcp-conformance-fixture: listening on ")
 }
 
 #[test]
@@ -229,6 +201,7 @@ fn the_official_conformance_suite_passes() {
     let sandbox = Sandbox::new();
     let workspace = conformance_workspace(&sandbox);
     let server = HttpServer::start(&sandbox, &["--cwd", path(&workspace)]);
+    let fixture = conformance_fixture(&sandbox, &workspace);
     let results = sandbox.path().join("conformance-results");
     std::fs::create_dir_all(&results).unwrap();
 
@@ -238,11 +211,13 @@ fn the_official_conformance_suite_passes() {
     let queue = Arc::new(Mutex::new(SCENARIOS.iter().rev().copied().collect::<Vec<_>>()));
     let workers: Vec<_> = (0..3)
         .map(|_| {
-            let (queue, url, results) = (queue.clone(), server.url.clone(), results.clone());
+            let (queue, results) = (queue.clone(), results.clone());
+            let (url, fixture_url) = (server.url.clone(), fixture.url.clone());
             std::thread::spawn(move || {
                 let mut runs = Vec::new();
                 while let Some(scenario) = queue.lock().unwrap().pop() {
-                    runs.push(run_scenario(&url, scenario, &results));
+                    let url = if scenario == FIXTURE_SCENARIO { &fixture_url } else { &url };
+                    runs.push(run_scenario(url, scenario, &results));
                 }
                 runs
             })
@@ -357,10 +332,67 @@ fn read_until(stream: &mut TcpStream, received: &mut String, deadline: Instant, 
     }
 }
 
-/// What the four untestable `server-stateless` checks and the two hookless
-/// ones require, on our real server: (a) every request it serves succeeds
-/// with empty client capabilities, as none needs a client capability (so
-/// -32021 never applies, and never its HTTP 400); (b) a response stream
+/// The fixture is the product with the five diagnostic tools added: on a
+/// copy of the same workspace, every other answer is the product's (but for
+/// the copy's path in a skill's base directory), a call of a tool it does
+/// not know included.
+#[test]
+fn the_fixture_answers_as_the_product_does() {
+    let sandbox = Sandbox::new();
+    let workspace = conformance_workspace(&sandbox);
+    let product = HttpServer::start(&sandbox, &["--cwd", path(&workspace)]);
+    let fixture = conformance_fixture(&sandbox, &workspace);
+    // The copy the fixture made in the sandbox (its TMPDIR).
+    let copy = std::fs::read_dir(sandbox.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|entry| path(entry).contains("/mcp-conformance-fixture."))
+        .expect("the fixture's copy is in its TMPDIR")
+        .join("workspace");
+    let answer = |server: &HttpServer, method: &str, params: &Value| {
+        let (head, body) = stateless_request(server, 1, method, params.clone());
+        let (status, headers, body) = crate::mcp_http::exchange(&server.address, &head, &body, None);
+        let frames = serde_json::to_string(&frames(&headers, &body)).unwrap();
+        let frames = frames.replace(path(&copy), path(&workspace));
+        (status, serde_json::from_str::<Vec<Value>>(&frames).unwrap())
+    };
+    let requests = [
+        ("prompts/list", json!({})),
+        ("prompts/get", json!({"name": "data-report"})),
+        ("resources/list", json!({})),
+        ("resources/read", json!({"uri": "skill://api-client/references/errors/retry.md"})),
+        ("resources/directory/read", json!({"uri": "skill://api-client/references/"})),
+        ("skills/list", json!({})),
+        ("skills/get", json!({"uri": "skill://changelog-writer/SKILL.md"})),
+        ("tools/call", json!({"name": "skill", "arguments": {"name": "api-client"}})),
+        ("tools/call", json!({"name": "no_such_tool", "arguments": {}})),
+        ("server/discover", json!({})),
+    ];
+    for (method, params) in &requests {
+        assert_eq!(answer(&fixture, method, params), answer(&product, method, params), "{method} {params}");
+    }
+    let (status, mut listed) = answer(&fixture, "tools/list", &json!({}));
+    let (_, own) = answer(&product, "tools/list", &json!({}));
+    let own_count = own[0]["result"]["tools"].as_array().unwrap().len();
+    let added = listed[0]["result"]["tools"].as_array_mut().unwrap().split_off(own_count);
+    assert_eq!((status, listed), (200, own));
+    let names: Vec<&str> = added.iter().map(|tool| tool["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "test_missing_capability",
+            "test_streaming_elicitation",
+            "test_logging_tool",
+            "test_trigger_tool_change",
+            "test_trigger_prompt_change"
+        ]
+    );
+}
+
+/// What the `server-stateless` checks that need the diagnostic tools
+/// require, on the real server, which has none of them: (a) every request
+/// it serves succeeds with empty client capabilities, as none needs a client
+/// capability (so -32021 never applies, and never its HTTP 400); (b) a response stream
 /// carries only the request's result, never a request of the server's own;
 /// (c) no `notifications/message` without a `logLevel` in `_meta`; (d) a
 /// `subscriptions/listen` stream gets `notifications/prompts/list_changed`
@@ -431,35 +463,4 @@ fn stateless_requirements_hold_on_the_real_server() {
     assert!(both(&received), "no list_changed for prompts and tools within 30 s of the change:\n{received}");
     assert!(!received.contains("notifications/message"), "{received}");
     assert!(!received.contains("notifications/resources/list_changed"), "not asked for: {received}");
-}
-
-#[test]
-fn only_the_suite_s_own_untestable_verdicts_are_accepted() {
-    let check = |id: &str, status: &str, message: &str, details: Value| json!({"id": id, "status": status, "errorMessage": message, "details": details});
-    let untestable = "Not testable: server does not list the diagnostic tool 'test_logging_tool' in tools/list, so …";
-    let id = "sep-2575-server-no-log-without-loglevel";
-    let accepted = [
-        ("ping", check("ping", "SUCCESS", "", json!({}))),
-        ("server-stateless", check(id, "FAILURE", untestable, json!({"untestable": true}))),
-        ("server-stateless", check(HOOKLESS[0].0, "WARNING", HOOKLESS[0].2, json!({}))),
-    ];
-    for (scenario, check) in &accepted {
-        assert_eq!(objection(scenario, check), None, "{check}");
-    }
-    let refused = [
-        ("server-initialize", check(id, "FAILURE", untestable, json!({"untestable": true}))),
-        ("server-stateless", check(id, "FAILURE", untestable, json!({}))),
-        (
-            "server-stateless",
-            check(id, "FAILURE", &untestable.replace("test_logging_tool", "x"), json!({"untestable": true})),
-        ),
-        ("server-stateless", check(UNTESTABLE[0].0, "FAILURE", untestable, json!({"untestable": true}))),
-        ("server-stateless", check(HOOKLESS[0].0, "WARNING", HOOKLESS[1].2, json!({}))),
-        ("server-stateless", check(HOOKLESS[0].0, "FAILURE", HOOKLESS[0].2, json!({}))),
-        ("caching", check("sep-2549-tools-list-caching-hints", "WARNING", "", json!({}))),
-        ("sep-2640-skills-directory", check("sep-2640-directory-read-pagination", "SKIPPED", "", json!({}))),
-    ];
-    for (scenario, check) in &refused {
-        assert!(objection(scenario, check).is_some(), "{scenario}: {check}");
-    }
 }

@@ -17,7 +17,8 @@ use crate::mcp::{Transport, official_client_gets_what_skill_host_load_prints};
 /// How long the server may take to start listening, to answer, to stop.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A `skill-host mcp --http 127.0.0.1:0` the test started; killed on drop.
+/// A `skill-host mcp --http 127.0.0.1:0` the test started (or another
+/// server that names its URL the same way); killed on drop.
 pub struct HttpServer {
     child: Child,
     /// `http://127.0.0.1:{port}/mcp`, from the line it prints.
@@ -30,13 +31,19 @@ impl HttpServer {
     /// Starts the server with `args` after `mcp --http 127.0.0.1:0`, and
     /// waits for the line that names the address it listens on.
     pub fn start(sandbox: &Sandbox, args: &[&str]) -> Self {
-        let mut child = sandbox
-            .command(&[&["mcp", "--http", "127.0.0.1:0"], args].concat())
+        let command = sandbox.command(&[&["mcp", "--http", "127.0.0.1:0"], args].concat());
+        Self::spawn(command, "skill-host mcp: listening on ")
+    }
+
+    /// Starts `command`, a server on `127.0.0.1:0`, and waits for the line
+    /// on its stderr that is `listening` followed by its URL.
+    pub fn spawn(mut command: Command, listening: &str) -> Self {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("skill-host starts");
+            .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"));
         let (lines, received) = mpsc::channel();
         let reader = BufReader::new(child.stderr.take().unwrap());
         std::thread::spawn(move || {
@@ -52,7 +59,7 @@ impl HttpServer {
                 let _ = child.kill();
                 panic!("no `listening on` line within {TIMEOUT:?}; stderr: {seen:?}");
             };
-            if let Some(url) = line.strip_prefix("skill-host mcp: listening on ") {
+            if let Some(url) = line.strip_prefix(listening) {
                 break url.to_owned();
             }
             seen.push(line);

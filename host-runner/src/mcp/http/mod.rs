@@ -18,7 +18,11 @@
 //!
 //! What passes goes to rmcp unchanged. rmcp is configured with the same
 //! allowed hosts and origins, so its own guard agrees with this one, and
-//! runs its sessions in [`BoundedSessions`].
+//! runs its sessions in [`BoundedSessions`]. On the way back, the event
+//! stream answering a request of the 2026-07-28 revision loses the log
+//! messages below the level the request's `_meta` asks for, all of them when
+//! it asks for none ([`LogLevelFilter`], SEP-2575; rmcp would send whatever
+//! a handler logs).
 //!
 //! Every wait on a client is bounded ([`HttpLimits`]): [`MAX_CONNECTIONS`]
 //! at once, [`READ_TIMEOUT`] for a request's headers and again for its body,
@@ -38,6 +42,7 @@ use hyper::body::{Body, Bytes, Incoming};
 use hyper::header::{CONNECTION, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use rmcp::ServerHandler;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 
@@ -46,9 +51,11 @@ use super::framing::{self, MAX_REQUEST_BYTES, Unit, Verdict};
 use super::notify::LiveRefresh;
 
 mod guard;
+mod log_level;
 mod sessions;
 
 pub use self::guard::{LoopbackGuard, Refusal};
+pub use self::log_level::{LEVELS, LogLevelFilter};
 pub use self::sessions::{BoundedSessions, MAX_SESSIONS, SESSION_IDLE_LIFETIME};
 
 /// The path the MCP endpoint is served at.
@@ -181,15 +188,16 @@ where
     }
 }
 
-/// The checks in front of rmcp (see the module's documentation).
+/// The checks in front of rmcp (see the module's documentation), for the
+/// handler `H` ([`McpServer`], or a handler built around it).
 #[derive(Clone)]
-struct FrontDoor {
-    mcp: StreamableHttpService<McpServer, BoundedSessions>,
+struct FrontDoor<H> {
+    mcp: StreamableHttpService<H, BoundedSessions>,
     guard: Arc<LoopbackGuard>,
     read_timeout: Duration,
 }
 
-impl FrontDoor {
+impl<H: ServerHandler> FrontDoor<H> {
     /// Answers one request.
     async fn answer(self, request: Request<Incoming>) -> HttpResponse {
         if let Err(refusal) = self.guard.check(request.headers()) {
@@ -203,7 +211,14 @@ impl FrontDoor {
         }
         let (parts, body) = request.into_parts();
         match tokio::time::timeout(self.read_timeout, read_message(body)).await {
-            Ok(Ok(bytes)) => self.mcp.handle(Request::from_parts(parts, Full::new(bytes))).await,
+            Ok(Ok(bytes)) => {
+                let logs = LogLevelFilter::for_request(&bytes);
+                let response = self.mcp.handle(Request::from_parts(parts, Full::new(bytes))).await;
+                match logs {
+                    Some(logs) => logs.apply(response),
+                    None => response,
+                }
+            }
             Ok(Err(refusal)) => refusal,
             Err(_) => {
                 // The rest of the body is not read: the connection ends.
@@ -247,17 +262,36 @@ pub async fn serve_on(
     limits: HttpLimits,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    serve_handler_on(server.clone(), &server, watch_roots, listener, limits, shutdown).await
+}
+
+/// [`serve_on`] with `handler` answering the requests in place of `server`:
+/// a handler built around `server` that forwards to it (the conformance
+/// test's fixture, which adds the MCP SDKs' diagnostic tools). Everything
+/// else is `serve_on`'s: the front door, the limits, and `server`'s watcher,
+/// whose change notifications reach the subscriptions `handler` hands to
+/// `server`'s `listen`.
+pub async fn serve_handler_on<H>(
+    handler: H,
+    server: &McpServer,
+    watch_roots: Vec<PathBuf>,
+    listener: TcpListener,
+    limits: HttpLimits,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    H: ServerHandler + Clone,
+{
     let guard = Arc::new(LoopbackGuard::new(listener.local_addr()?));
     let config = guard.configure(StreamableHttpServerConfig::default()).with_max_request_body_bytes(MAX_REQUEST_BYTES);
     // rmcp's own token (tokio-util's), cancelled to stop its sessions and
     // streams, and the connections here.
     let stopping = config.cancellation_token.clone();
-    let factory = server.clone();
     let sessions = Arc::new(BoundedSessions::new(MAX_SESSIONS, limits.session_idle));
-    let mcp = StreamableHttpService::new(move || Ok(factory.clone()), sessions, config);
+    let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions, config);
     let read_timeout = limits.read_timeout;
     let front = FrontDoor { mcp, guard, read_timeout };
-    let _live = LiveRefresh::start(&server, watch_roots);
+    let _live = LiveRefresh::start(server, watch_roots);
 
     let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let mut shutdown = std::pin::pin!(shutdown);
