@@ -118,7 +118,7 @@ impl State {
         let mut listed = Vec::with_capacity(page.skills.len());
         let mut left_out = Vec::new();
         for (winner, files) in &page.skills {
-            match manifests.of(&winner.candidate.name, files) {
+            match manifests.of(&winner.candidate.name, files, &self.decisions) {
                 Ok(skill) => listed.push(skill),
                 Err(error) => left_out.push(error),
             }
@@ -200,10 +200,17 @@ impl Manifests {
         Self(Some(std::collections::HashMap::new()))
     }
 
-    fn of(&mut self, name: &str, files: &SkillFiles) -> Result<rmcp::model::Skill, SkillsError> {
+    /// The manifest of `name`, its decision kept in `decisions` for the
+    /// reads that follow.
+    fn of(
+        &mut self,
+        name: &str,
+        files: &SkillFiles,
+        decisions: &skills::Decisions,
+    ) -> Result<rmcp::model::Skill, SkillsError> {
         match &mut self.0 {
-            None => skills::manifest(name, files),
-            Some(known) => known.entry(name.to_owned()).or_insert_with(|| skills::manifest(name, files)).clone(),
+            None => decisions.manifest(name, files),
+            Some(known) => known.entry(name.to_owned()).or_insert_with(|| decisions.manifest(name, files)).clone(),
         }
     }
 }
@@ -294,7 +301,7 @@ impl State {
         winners
             .filter(|winner| {
                 let Some(files) = SkillFiles::served_by_extension(winner) else { return false };
-                match manifests.of(&winner.candidate.name, &files) {
+                match manifests.of(&winner.candidate.name, &files, &self.decisions) {
                     Ok(_) => true,
                     Err(error) => {
                         self.warn_once(&error);
@@ -444,7 +451,7 @@ impl ServerHandler for McpServer {
                 return Err(ErrorData::invalid_params(format!("{uri} is not the URI of a skill's SKILL.md"), None));
             }
             let skill = state
-                .with_fresh_listing(&name, |files| skills::manifest(&name, files))
+                .with_fresh_listing(&name, |files| state.decisions.manifest(&name, files))
                 .map_err(not_served_is_invalid)?;
             let mut result = GetSkillResult::new(skill);
             (result.ttl_ms, result.cache_scope) = (Some(state.ttl_ms()), Some(CACHE_SCOPE));
@@ -499,7 +506,7 @@ impl ServerHandler for McpServer {
             };
             let (name, relative) = skills::parse_uri(&uri).map_err(skills_error).map_err(with_uri)?;
             let file = state
-                .with_fresh_listing(&name, |files| skills::read(&uri, &name, &relative, files))
+                .with_fresh_listing(&name, |files| skills::read(&uri, &name, &relative, files, &state.decisions))
                 .map_err(with_uri)?;
             let contents = if file.text {
                 let text = String::from_utf8(file.bytes).expect("checked as UTF-8");

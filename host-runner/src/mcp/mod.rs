@@ -82,6 +82,8 @@ struct State {
     watching: AtomicBool,
     /// The revision of the last listing whose skipped files were said.
     skips_seen: AtomicU64,
+    /// What `resources/read` decided about each skill, while it holds.
+    decisions: skills::Decisions,
 }
 
 impl McpServer {
@@ -110,6 +112,7 @@ impl McpServer {
                 provider_changed,
                 watching: AtomicBool::new(false),
                 skips_seen: AtomicU64::new(0),
+                decisions: skills::Decisions::default(),
             }),
         })
     }

@@ -30,8 +30,10 @@ use crate::lint::{NamePlace, lint_text};
 use crate::providers::frontmatter::frontmatter_json;
 use crate::registry::{ListedFiles, RegistrySnapshot, Winner, is_skill_name};
 
+mod decisions;
 mod opened;
-pub use opened::OpenedSkill;
+pub use decisions::Decisions;
+pub use opened::{Decision, OpenedSkill, SETTLED};
 
 /// The most files one skill may have (the Skills extension's limit).
 pub const MAX_SKILL_FILES: usize = 512;
@@ -252,8 +254,12 @@ pub fn served<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Result<(&'a Win
 /// The extension's entry for a skill: its frontmatter, read from its file,
 /// and every file it serves, digested.
 pub fn manifest(name: &str, files: &SkillFiles) -> Result<Skill, SkillsError> {
+    manifest_of(name, files, &files.open(name)?)
+}
+
+/// [`manifest`] of `skill`, opened from `files`.
+fn manifest_of(name: &str, files: &SkillFiles, skill: &OpenedSkill) -> Result<Skill, SkillsError> {
     let unreadable = |why: String| SkillsError::Unreadable { name: name.to_owned(), why };
-    let skill = files.open(name)?;
     let mut resources = Vec::with_capacity(skill.files().len());
     let mut frontmatter = None;
     for (relative, _) in skill.files() {
@@ -372,11 +378,18 @@ pub struct ReadFile {
 
 /// Reads the file `relative` of a skill: one it serves ([`SkillFiles::open`],
 /// the decision every method applies), opened beneath its folder.
-pub fn read(uri: &str, name: &str, relative: &str, files: &SkillFiles) -> Result<ReadFile, SkillsError> {
-    let skill = files.open(name)?;
-    let skill_file = skill.read(&skill_uri(name), SKILL_FILE)?;
-    files.check_client_rules(name, &String::from_utf8_lossy(&skill_file))?;
-    let bytes = if relative == SKILL_FILE { skill_file } else { skill.read(uri, relative)? };
+pub fn read(
+    uri: &str,
+    name: &str,
+    relative: &str,
+    files: &SkillFiles,
+    decisions: &Decisions,
+) -> Result<ReadFile, SkillsError> {
+    let (skill, skill_file) = decisions.open(name, files)?;
+    let bytes = match skill_file {
+        Some(bytes) if relative == SKILL_FILE => bytes,
+        _ => skill.read(uri, relative)?,
+    };
     let text = !bytes.contains(&0) && std::str::from_utf8(&bytes).is_ok();
     let mime_type = match (text, relative.ends_with(".md")) {
         (true, true) => "text/markdown",

@@ -9,10 +9,21 @@
 //! (`openat2` with `RESOLVE_BENEATH` on Linux, through cap-primitives), so a
 //! link that leaves the folder, even one swapped in while reads run, opens
 //! nothing. Over the extension's limits, the skill is refused as a whole.
+//!
+//! That decision is kept ([`Decision`]) and reused ([`SkillFiles::reopen`])
+//! while nothing it rests on has changed: the folder and `SKILL.md` are
+//! still what was listed, and every folder the walk listed, and `SKILL.md`,
+//! has the change time (`st_ctime`, which the kernel moves on every entry
+//! added, removed or renamed, every write and every change of mode) the walk
+//! saw. A decision taken within [`SETTLED`] of such a change time is not
+//! kept: a file system's clock ticks coarsely, so a second change in the
+//! same tick would leave the time as it was.
 
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use cap_primitives::fs::{FollowSymlinks, OpenOptions};
 use skill_rules::SKILL_FILE;
@@ -32,7 +43,97 @@ pub struct OpenedSkill {
     skill_file: PathBuf,
     listed: ListedFiles,
     /// `(relative path with '/', size)`, sorted; `SKILL.md` among them.
-    files: Vec<(String, u64)>,
+    files: Arc<[(String, u64)]>,
+    /// What the walk saw, when it was a walk and could stamp what it saw.
+    seen: Option<Seen>,
+}
+
+/// How long after the last change of what a decision rests on it may be
+/// kept: longer than any file system's timestamp tick (a jiffy on Linux,
+/// 2 s on FAT), so a change after the decision always moves a change time.
+pub const SETTLED: Duration = Duration::from_secs(3);
+
+/// What a file or folder was when a walk saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    /// `st_ctime`, seconds and nanoseconds.
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    #[cfg(unix)]
+    fn of(meta: &impl StampSource) -> Option<Self> {
+        Some(meta.stamp())
+    }
+
+    #[cfg(not(unix))]
+    fn of(_meta: &impl StampSource) -> Option<Self> {
+        // No change time to rely on: nothing is kept.
+        None
+    }
+
+    /// Whether it changed within `settled` before `instant` (or after).
+    fn unsettled(&self, instant: SystemTime, settled: Duration) -> bool {
+        let Ok(since_epoch) = instant.duration_since(SystemTime::UNIX_EPOCH) else { return true };
+        let settled = since_epoch.saturating_sub(settled);
+        let (seconds, nanos) = self.changed;
+        let Ok(seconds) = u64::try_from(seconds) else { return false };
+        Duration::new(seconds, u32::try_from(nanos).unwrap_or(0)) >= settled
+    }
+}
+
+/// Metadata from std or from cap-primitives, both with a change time.
+trait StampSource {
+    fn stamp(&self) -> Stamp;
+}
+
+#[cfg(unix)]
+impl StampSource for fs::Metadata {
+    fn stamp(&self) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp { device: self.dev(), inode: self.ino(), changed: (self.ctime(), self.ctime_nsec()) }
+    }
+}
+
+#[cfg(unix)]
+impl StampSource for cap_primitives::fs::Metadata {
+    fn stamp(&self) -> Stamp {
+        use cap_primitives::fs::MetadataExt;
+        Stamp { device: self.dev(), inode: self.ino(), changed: (self.ctime(), self.ctime_nsec()) }
+    }
+}
+
+#[cfg(not(unix))]
+impl StampSource for fs::Metadata {
+    fn stamp(&self) -> Stamp {
+        Stamp { device: 0, inode: 0, changed: (0, 0) }
+    }
+}
+
+#[cfg(not(unix))]
+impl StampSource for cap_primitives::fs::Metadata {
+    fn stamp(&self) -> Stamp {
+        Stamp { device: 0, inode: 0, changed: (0, 0) }
+    }
+}
+
+/// What a walk saw: the time it started, its `SKILL.md`, and each folder
+/// it listed (`""`: the skill's own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    started: SystemTime,
+    skill_file: Stamp,
+    folders: Vec<(PathBuf, Stamp)>,
+}
+
+/// A skill's files as a walk found them, kept while what it rests on
+/// holds (module docs).
+#[derive(Debug, Clone)]
+pub struct Decision {
+    files: Arc<[(String, u64)]>,
+    seen: Seen,
 }
 
 impl SkillFiles {
@@ -44,36 +145,113 @@ impl SkillFiles {
             SkillFiles::Folder { folder, listed } => (folder.join(SKILL_FILE), *listed, true),
             SkillFiles::Flat { file, listed } => (file.clone(), *listed, false),
         };
-        let mut skill =
-            OpenedSkill { name: name.to_owned(), folder: None, skill_file: path, listed, files: Vec::new() };
+        let started = SystemTime::now();
+        let mut skill = OpenedSkill {
+            name: name.to_owned(),
+            folder: None,
+            skill_file: path,
+            listed,
+            files: Arc::new([]),
+            seen: None,
+        };
+        let mut folders = Vec::new();
         if bundle {
             let folder = skill.skill_file.parent().expect("a SKILL.md path has a folder");
             let handle = open_folder(folder).map_err(|_| skill.changed())?;
-            if identity(&handle) != listed.folder {
+            let meta = handle.metadata().map_err(|_| skill.changed())?;
+            if FileIdentity::of(&meta) != listed.folder {
                 return Err(skill.changed());
             }
+            folders.extend(Stamp::of(&meta).map(|stamp| (PathBuf::new(), stamp)));
             skill.folder = Some(handle);
         }
-        let size = skill.open_skill_file()?.metadata().map_err(|error| skill.unreadable(SKILL_FILE, &error))?.len();
-        skill.files.push((SKILL_FILE.to_owned(), size));
+        let meta = skill.open_skill_file()?.metadata().map_err(|error| skill.unreadable(SKILL_FILE, &error))?;
+        let size = meta.len();
+        let mut files = vec![(SKILL_FILE.to_owned(), size)];
+        let mut stamped = Stamp::of(&meta).is_some();
         if let Some(folder) = &skill.folder {
             let mut walk = Walk {
                 name,
                 folder,
                 found: Vec::new(),
                 bytes: size,
+                folders,
+                stamped: true,
                 #[cfg(unix)]
                 plain: Default::default(),
                 #[cfg(unix)]
                 links: Vec::new(),
             };
             walk.folder(Path::new(""), 0)?;
-            skill.files.extend(walk.served());
+            stamped &= walk.stamped && !walk.folders.is_empty();
+            folders = std::mem::take(&mut walk.folders);
+            files.extend(walk.served());
         } else if size > MAX_SKILL_BYTES {
             return Err(SkillsError::TooLarge { name: name.to_owned(), bytes: size });
         }
-        skill.files.sort();
+        files.sort();
+        skill.files = files.into();
+        if stamped && let Some(skill_file) = Stamp::of(&meta) {
+            skill.seen = Some(Seen { started, skill_file, folders });
+        }
         Ok(skill)
+    }
+
+    /// The skill `name` opened as `decision` found it, without walking its
+    /// folder again: `Ok(None)` when something the decision rests on has
+    /// changed since (the caller opens it afresh), `Changed` when its folder
+    /// is no longer the one listed.
+    pub fn reopen(&self, name: &str, decision: &Decision) -> Result<Option<OpenedSkill>, SkillsError> {
+        let changed = || SkillsError::Changed { name: name.to_owned() };
+        let (skill_file, listed) = match self {
+            SkillFiles::Folder { folder, listed } => (folder.join(SKILL_FILE), *listed),
+            SkillFiles::Flat { file, listed } => (file.clone(), *listed),
+        };
+        let seen = &decision.seen;
+        let folder = match self {
+            SkillFiles::Flat { .. } => {
+                let meta = fs::metadata(&skill_file).map_err(|_| changed())?;
+                if Stamp::of(&meta) != Some(seen.skill_file) {
+                    return Ok(None);
+                }
+                None
+            }
+            SkillFiles::Folder { folder, .. } => {
+                let handle = open_folder(folder).map_err(|_| changed())?;
+                let meta = handle.metadata().map_err(|_| changed())?;
+                if FileIdentity::of(&meta) != listed.folder {
+                    return Err(changed());
+                }
+                for (relative, stamp) in &seen.folders {
+                    let now = if relative.as_os_str().is_empty() {
+                        Stamp::of(&meta)
+                    } else {
+                        cap_primitives::fs::stat(&handle, relative, FollowSymlinks::No)
+                            .ok()
+                            .and_then(|meta| Stamp::of(&meta))
+                    };
+                    if now != Some(*stamp) {
+                        return Ok(None);
+                    }
+                }
+                // Links followed, as the listing followed them.
+                let now = cap_primitives::fs::stat(&handle, Path::new(SKILL_FILE), FollowSymlinks::Yes)
+                    .ok()
+                    .and_then(|meta| Stamp::of(&meta));
+                if now != Some(seen.skill_file) {
+                    return Ok(None);
+                }
+                Some(handle)
+            }
+        };
+        Ok(Some(OpenedSkill {
+            name: name.to_owned(),
+            folder,
+            skill_file,
+            listed,
+            files: Arc::clone(&decision.files),
+            seen: None,
+        }))
     }
 }
 
@@ -81,6 +259,16 @@ impl OpenedSkill {
     /// The files it serves, `(relative path, size)`, sorted.
     pub fn files(&self) -> &[(String, u64)] {
         &self.files
+    }
+
+    /// What may be kept of this opening to open the skill again
+    /// ([`SkillFiles::reopen`]): `None` when it was not a walk, or what the
+    /// walk saw changed within `settled` ([`SETTLED`]) before it.
+    pub fn decision(&self, settled: Duration) -> Option<Decision> {
+        let seen = self.seen.as_ref()?;
+        let unsettled = seen.skill_file.unsettled(seen.started, settled)
+            || seen.folders.iter().any(|(_, stamp)| stamp.unsettled(seen.started, settled));
+        (!unsettled).then(|| Decision { files: Arc::clone(&self.files), seen: seen.clone() })
     }
 
     /// Whether it serves `relative`.
@@ -169,6 +357,10 @@ struct Walk<'a> {
     found: Vec<(String, u64)>,
     /// Bytes so far, `SKILL.md`'s included.
     bytes: u64,
+    /// Each folder listed, as it was before it was listed.
+    folders: Vec<(PathBuf, Stamp)>,
+    /// Whether every folder listed could be stamped.
+    stamped: bool,
     /// The (device, inode) of each file found that is not a link.
     #[cfg(unix)]
     plain: std::collections::HashSet<(u64, u64)>,
@@ -186,6 +378,12 @@ impl Walk<'_> {
         let listed = if relative.as_os_str().is_empty() {
             cap_primitives::fs::read_base_dir(self.folder)
         } else {
+            // Stamped before it is listed: a change after the stamp moves
+            // its change time past it.
+            match cap_primitives::fs::stat(self.folder, relative, FollowSymlinks::No).ok().and_then(|m| Stamp::of(&m)) {
+                Some(stamp) => self.folders.push((relative.to_path_buf(), stamp)),
+                None => self.stamped = false,
+            }
             cap_primitives::fs::read_dir(self.folder, relative)
         };
         let entries = listed.map_err(|error| SkillsError::Unreadable {

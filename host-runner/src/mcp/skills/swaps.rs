@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{SkillsError, manifest, read, resource_uri, served};
+use super::{Decisions, SkillsError, manifest, read, resource_uri, served};
 use crate::providers::local::{LocalProvider, LocalRoots};
 use crate::registry::SkillRegistry;
 
@@ -30,7 +30,7 @@ fn assert_nothing_of_the_secret(registry: &SkillRegistry, name: &str, relative: 
     let snapshot = registry.snapshot(None);
     let (_, files) = served(&snapshot, name).unwrap();
     let uri = resource_uri(name, relative);
-    if let Ok(file) = read(&uri, name, relative, &files) {
+    if let Ok(file) = read(&uri, name, relative, &files, &Decisions::default()) {
         assert!(!String::from_utf8_lossy(&file.bytes).contains(SECRET), "resources/read served the outside file");
     }
     if let Ok(skill) = manifest(name, &files) {
@@ -54,7 +54,10 @@ fn a_flat_skill_swapped_for_a_link_after_listing_is_not_read() {
     symlink(outside.join("secret.md"), root.join("flat.md")).unwrap();
 
     let uri = resource_uri("flat", "SKILL.md");
-    assert_eq!(read(&uri, "flat", "SKILL.md", &files).unwrap_err(), SkillsError::Changed { name: "flat".into() });
+    assert_eq!(
+        read(&uri, "flat", "SKILL.md", &files, &Decisions::default()).unwrap_err(),
+        SkillsError::Changed { name: "flat".into() }
+    );
     assert_eq!(manifest("flat", &files).unwrap_err(), SkillsError::Changed { name: "flat".into() });
     assert_eq!(
         SkillsError::Changed { name: "flat".into() }.to_string(),
@@ -82,7 +85,10 @@ fn a_bundle_folder_swapped_for_a_link_after_listing_serves_nothing_from_there() 
 
     for relative in ["SKILL.md", "ref.md", "secret.txt"] {
         let uri = resource_uri("b", relative);
-        assert_eq!(read(&uri, "b", relative, &files).unwrap_err(), SkillsError::Changed { name: "b".into() });
+        assert_eq!(
+            read(&uri, "b", relative, &files, &Decisions::default()).unwrap_err(),
+            SkillsError::Changed { name: "b".into() }
+        );
     }
     assert_eq!(manifest("b", &files).unwrap_err(), SkillsError::Changed { name: "b".into() });
     assert_nothing_of_the_secret(&registry, "b", "ref.md");
@@ -118,10 +124,13 @@ fn a_folder_swapped_for_a_link_while_reads_run_never_serves_the_outside_file() {
         })
     };
     let uri = resource_uri("r", "sub/file.txt");
+    // Decisions kept at once, so reads go both ways: afresh when a swap
+    // moved a change time, from the kept decision when none did.
+    let decisions = Decisions::settled_after(Duration::ZERO);
     let started = Instant::now();
     let (mut reads, mut served_inside) = (0, 0);
     while reads < 20_000 && started.elapsed() < Duration::from_secs(5) {
-        if let Ok(file) = read(&uri, "r", "sub/file.txt", &files) {
+        if let Ok(file) = read(&uri, "r", "sub/file.txt", &files, &decisions) {
             assert_ne!(String::from_utf8_lossy(&file.bytes), SECRET, "read {reads} served the outside file");
             served_inside += 1;
         }
@@ -158,7 +167,7 @@ fn every_method_gives_one_answer_per_skill() {
     for name in ["inside-link", "outside-link"] {
         let (_, files) = served(&snapshot, name).unwrap();
         let skill = manifest(name, &files).unwrap();
-        let text = read(&resource_uri(name, "SKILL.md"), name, "SKILL.md", &files).unwrap();
+        let text = read(&resource_uri(name, "SKILL.md"), name, "SKILL.md", &files, &Decisions::default()).unwrap();
         assert!(String::from_utf8(text.bytes).unwrap().contains(&format!("name: {name}")));
         assert!(files.open(name).is_ok());
         assert_eq!(serde_json::to_value(&skill).unwrap()["uri"], format!("skill://{name}/SKILL.md"));
@@ -168,7 +177,10 @@ fn every_method_gives_one_answer_per_skill() {
     assert_eq!(files.open("huge").unwrap_err(), refused);
     assert_eq!(manifest("huge", &files).unwrap_err(), refused);
     for relative in ["SKILL.md", "f0.txt"] {
-        assert_eq!(read(&resource_uri("huge", relative), "huge", relative, &files).unwrap_err(), refused);
+        assert_eq!(
+            read(&resource_uri("huge", relative), "huge", relative, &files, &Decisions::default()).unwrap_err(),
+            refused
+        );
     }
 }
 
@@ -220,7 +232,7 @@ fn a_bundle_folder_swapped_for_a_fifo_is_refused_without_waiting() {
     let reader = Arc::clone(&registry);
     std::thread::spawn(move || {
         let uri = resource_uri("b", "SKILL.md");
-        let read = read(&uri, "b", "SKILL.md", &files).map(|_| ());
+        let read = read(&uri, "b", "SKILL.md", &files, &Decisions::default()).map(|_| ());
         let listed = manifest("b", &files).map(|_| ());
         let loaded = reader.get(None, "b").map(|found| found.is_some());
         let _ = done.send((read, listed, loaded));
@@ -252,9 +264,128 @@ fn a_link_to_a_hidden_file_serves_nothing_of_it() {
     assert!(!listed.contains("notes.txt") && listed.contains("alias.md"), "{listed}");
     let uri = resource_uri("c", "notes.txt");
     assert_eq!(
-        read(&uri, "c", "notes.txt", &files).unwrap_err(),
+        read(&uri, "c", "notes.txt", &files, &Decisions::default()).unwrap_err(),
         SkillsError::NoSuchFile { uri: uri.clone(), name: "c".into() }
     );
-    assert_eq!(read(&resource_uri("c", "alias.md"), "c", "alias.md", &files).unwrap().bytes, b"real\n");
+    assert_eq!(
+        read(&resource_uri("c", "alias.md"), "c", "alias.md", &files, &Decisions::default()).unwrap().bytes,
+        b"real\n"
+    );
     assert_nothing_of_the_secret(&registry, "c", "notes.txt");
+}
+
+/// How long the fixtures below wait after writing before the first read,
+/// and how settled a decision must be to be kept there: well past a
+/// timestamp tick, so each later change moves a change time.
+const SETTLE: Duration = Duration::from_millis(40);
+
+/// A bundle `k` with `refs/a.md`, listed and settled: its files and the
+/// decisions a server keeps.
+fn kept_fixture(root: &Path) -> (SkillRegistry, super::SkillFiles, Decisions) {
+    fs::create_dir_all(root.join("k/refs")).unwrap();
+    fs::write(root.join("k/SKILL.md"), skill_text("k", "Kept.", "Body.")).unwrap();
+    fs::write(root.join("k/refs/a.md"), "a\n").unwrap();
+    let registry = registry(root);
+    let snapshot = registry.snapshot(None);
+    let (_, files) = served(&snapshot, "k").unwrap();
+    std::thread::sleep(SETTLE * 2);
+    (registry, files, Decisions::settled_after(SETTLE))
+}
+
+fn reused(decisions: &Decisions) -> usize {
+    decisions.reused.load(Ordering::Relaxed)
+}
+
+#[test]
+fn a_kept_decision_serves_reads_until_a_file_is_added_removed_or_renamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, files, decisions) = kept_fixture(dir.path());
+    let read_k = |relative: &str| read(&resource_uri("k", relative), "k", relative, &files, &decisions);
+    assert_eq!(read_k("refs/a.md").unwrap().bytes, b"a\n");
+    assert_eq!(reused(&decisions), 0, "the first read walks");
+    assert_eq!(read_k("refs/a.md").unwrap().bytes, b"a\n");
+    assert_eq!(read_k("SKILL.md").unwrap().bytes, skill_text("k", "Kept.", "Body.").as_bytes());
+    assert_eq!(reused(&decisions), 2, "the next ones do not");
+
+    // Added in a sub-folder: its change time moved, so the folder is walked again.
+    fs::write(dir.path().join("k/refs/b.md"), "b\n").unwrap();
+    assert_eq!(read_k("refs/b.md").unwrap().bytes, b"b\n");
+    assert_eq!(reused(&decisions), 2);
+    // Just changed, so not kept: read afresh until it has settled.
+    assert_eq!(read_k("refs/b.md").unwrap().bytes, b"b\n");
+    assert_eq!(reused(&decisions), 2);
+    std::thread::sleep(SETTLE * 2);
+    read_k("refs/b.md").unwrap();
+    read_k("refs/b.md").unwrap();
+    assert_eq!(reused(&decisions), 3);
+
+    fs::rename(dir.path().join("k/refs/a.md"), dir.path().join("k/refs/c.md")).unwrap();
+    let gone = SkillsError::NoSuchFile { uri: resource_uri("k", "refs/a.md"), name: "k".into() };
+    assert_eq!(read_k("refs/a.md").unwrap_err(), gone);
+    assert_eq!(read_k("refs/c.md").unwrap().bytes, b"a\n");
+    std::thread::sleep(SETTLE * 2);
+    read_k("refs/c.md").unwrap();
+    fs::remove_dir_all(dir.path().join("k/refs")).unwrap();
+    let gone = SkillsError::NoSuchFile { uri: resource_uri("k", "refs/c.md"), name: "k".into() };
+    assert_eq!(read_k("refs/c.md").unwrap_err(), gone);
+}
+
+#[test]
+fn an_edit_of_skill_md_after_a_kept_decision_is_checked_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, files, decisions) = kept_fixture(dir.path());
+    let read_a = || read(&resource_uri("k", "refs/a.md"), "k", "refs/a.md", &files, &decisions);
+    read_a().unwrap();
+    read_a().unwrap();
+    assert_eq!(reused(&decisions), 1);
+    // Rewritten in place (the same file, as the listing opened it), now
+    // breaking a rule every verifying client applies.
+    let long = "x".repeat(1_100);
+    fs::write(dir.path().join("k/SKILL.md"), skill_text("k", &long, "Body.")).unwrap();
+    assert!(matches!(read_a().unwrap_err(), SkillsError::Invalid { name, .. } if name == "k"));
+    assert_eq!(reused(&decisions), 1);
+}
+
+#[test]
+fn a_decision_is_kept_only_once_what_it_rests_on_has_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, files, _) = kept_fixture(dir.path());
+    // Written a moment ago by the standard of the server's own margin.
+    let decisions = Decisions::default();
+    fs::write(dir.path().join("k/refs/new.md"), "new\n").unwrap();
+    for _ in 0..3 {
+        read(&resource_uri("k", "refs/a.md"), "k", "refs/a.md", &files, &decisions).unwrap();
+    }
+    assert_eq!(reused(&decisions), 0);
+}
+
+#[test]
+fn a_folder_swapped_for_a_link_after_a_kept_decision_serves_nothing_from_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("a.md"), SECRET).unwrap();
+    let root = dir.path().join("skills");
+    let (registry, files, decisions) = kept_fixture(&root);
+    let read_a = || read(&resource_uri("k", "refs/a.md"), "k", "refs/a.md", &files, &decisions);
+    read_a().unwrap();
+    read_a().unwrap();
+    assert_eq!(reused(&decisions), 1);
+    fs::rename(root.join("k/refs"), root.join("k/.refs-old")).unwrap();
+    symlink(&outside, root.join("k/refs")).unwrap();
+    let refused = read_a().unwrap_err();
+    assert!(matches!(refused, SkillsError::NoSuchFile { .. } | SkillsError::Outside { .. }), "{refused:?}");
+    assert_nothing_of_the_secret(&registry, "k", "refs/a.md");
+}
+
+#[test]
+fn a_skill_listed_is_read_without_walking_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, files, decisions) = kept_fixture(dir.path());
+    let listed = decisions.manifest("k", &files).unwrap();
+    assert_eq!(listed, manifest("k", &files).unwrap());
+    for relative in ["SKILL.md", "refs/a.md"] {
+        read(&resource_uri("k", relative), "k", relative, &files, &decisions).unwrap();
+    }
+    assert_eq!(reused(&decisions), 2);
 }
