@@ -106,3 +106,70 @@ impl Drop for StdioServer {
         self.end();
     }
 }
+
+/// The handshake and `tools/list`, as newline-delimited requests.
+fn handshake_and_tools() -> String {
+    [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    ]
+    .iter()
+    .map(|message| format!("{message}\n"))
+    .collect()
+}
+
+/// The `tools/list` answer among `output`'s lines.
+fn tool_names(output: &str) -> Vec<Value> {
+    let answers: Vec<Value> = output.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let tools =
+        answers.iter().find(|answer| answer["id"] == 1).unwrap_or_else(|| panic!("no tools/list answer: {output}"));
+    tools["result"]["tools"].as_array().unwrap().iter().map(|tool| tool["name"].clone()).collect()
+}
+
+/// stdin and stdout are served whatever they are: pipes (Python's and
+/// Rust's clients, the other tests), a Unix socket pair (Node's
+/// `child_process`), or plain files (a redirect), each read and written on
+/// the runtime's poller where it can be and through blocking threads where
+/// it cannot.
+#[test]
+fn stdio_is_served_from_files_and_from_a_socket_pair() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    let requests = sandbox.path().join("requests.jsonl");
+    let answers = sandbox.path().join("answers.jsonl");
+    std::fs::write(&requests, handshake_and_tools()).unwrap();
+    let status = sandbox
+        .command(&["mcp", "--cwd", path(&workspace), "--no-watch"])
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .stdout(std::fs::File::create(&answers).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(tool_names(&std::fs::read_to_string(&answers).unwrap()), [json!("skill")]);
+
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    let mut child = sandbox
+        .command(&["mcp", "--cwd", path(&workspace), "--no-watch"])
+        .stdin(std::os::fd::OwnedFd::from(theirs.try_clone().unwrap()))
+        .stdout(std::os::fd::OwnedFd::from(theirs))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ours.set_read_timeout(Some(ANSWER)).unwrap();
+    (&ours).write_all(handshake_and_tools().as_bytes()).unwrap();
+    let mut reader = BufReader::new(&ours);
+    let mut output = String::new();
+    while !output.lines().any(|line| line.contains("\"id\":1")) {
+        assert!(reader.read_line(&mut output).unwrap() > 0, "the server closed the socket: {output}");
+    }
+    assert_eq!(tool_names(&output), [json!("skill")]);
+    ours.shutdown(std::net::Shutdown::Write).unwrap();
+    let deadline = Instant::now() + ANSWER;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the server did not stop when its input ended");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

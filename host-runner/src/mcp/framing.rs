@@ -226,7 +226,81 @@ async fn write_line<W: AsyncWrite + Unpin>(out: &Mutex<W>, line: &[u8]) -> std::
 
 /// Serves `server` on stdin and stdout (see the module's documentation).
 pub async fn serve(server: McpServer, watch_roots: Vec<PathBuf>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if let Some((input, output)) = unix_stdio::polled() {
+        let served = serve_on(server, watch_roots, input, output).await;
+        unix_stdio::blocking_again();
+        return served;
+    }
     serve_on(server, watch_roots, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// stdin and stdout on the runtime's poller, when each is a pipe or a
+/// socket (what a client that spawns the server gives it: Python's
+/// `subprocess` makes pipes, Node's `child_process` Unix sockets). Each read
+/// and write then waits on the poller; tokio's `stdin()` and `stdout()`
+/// hand every one to a blocking thread and back instead. Anything else (a
+/// terminal, a file) is served through those.
+#[cfg(unix)]
+mod unix_stdio {
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::unix::fs::FileTypeExt;
+
+    use tokio::io::{AsyncRead, AsyncWrite};
+    use tokio::net::unix::pipe;
+
+    type Input = Box<dyn AsyncRead + Unpin + Send>;
+    type Output = Box<dyn AsyncWrite + Unpin + Send>;
+
+    enum Kind {
+        Pipe,
+        Socket,
+    }
+
+    fn kind(fd: &OwnedFd) -> Option<Kind> {
+        let kind = std::fs::File::from(fd.try_clone().ok()?).metadata().ok()?.file_type();
+        if kind.is_fifo() {
+            Some(Kind::Pipe)
+        } else if kind.is_socket() {
+            Some(Kind::Socket)
+        } else {
+            None
+        }
+    }
+
+    fn socket(fd: OwnedFd) -> std::io::Result<tokio::net::UnixStream> {
+        let socket = std::os::unix::net::UnixStream::from(fd);
+        socket.set_nonblocking(true)?;
+        tokio::net::UnixStream::from_std(socket)
+    }
+
+    /// Both, or neither (each checked before either is made non-blocking).
+    pub(super) fn polled() -> Option<(Input, Output)> {
+        let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        let (input_kind, output_kind) = (kind(&input)?, kind(&output)?);
+        let input: Input = match input_kind {
+            Kind::Pipe => Box::new(pipe::Receiver::from_owned_fd(input).ok()?),
+            Kind::Socket => Box::new(socket(input).ok()?),
+        };
+        let output: Output = match output_kind {
+            Kind::Pipe => pipe::Sender::from_owned_fd(output).map(|sender| Box::new(sender) as Output),
+            Kind::Socket => socket(output).map(|stream| Box::new(stream) as Output),
+        }
+        .inspect_err(|_| blocking_again())
+        .ok()?;
+        Some((input, output))
+    }
+
+    /// stdin and stdout blocking again, as the process was given them: the
+    /// flag belongs to the open file, which whoever else holds it shares.
+    pub(super) fn blocking_again() {
+        for fd in [std::io::stdin().as_fd(), std::io::stdout().as_fd()] {
+            if let Ok(flags) = rustix::fs::fcntl_getfl(fd) {
+                let _ = rustix::fs::fcntl_setfl(fd, flags - rustix::fs::OFlags::NONBLOCK);
+            }
+        }
+    }
 }
 
 /// [`serve`] on any reader and writer.
