@@ -79,7 +79,8 @@ impl Stamp {
         let Ok(since_epoch) = instant.duration_since(SystemTime::UNIX_EPOCH) else { return true };
         let settled = since_epoch.saturating_sub(settled);
         let (seconds, nanos) = self.changed;
-        let Ok(seconds) = u64::try_from(seconds) else { return false };
+        // Before 1970: a clock not to be trusted, so never settled.
+        let Ok(seconds) = u64::try_from(seconds) else { return true };
         Duration::new(seconds, u32::try_from(nanos).unwrap_or(0)) >= settled
     }
 }
@@ -459,4 +460,24 @@ impl Walk<'_> {
 fn display(relative: &Path) -> String {
     let parts: Vec<String> = relative.iter().map(|part| part.to_string_lossy().into_owned()).collect();
     if parts.is_empty() { ".".to_owned() } else { parts.join("/") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn changed_at(seconds: i64, nanos: i64) -> Stamp {
+        Stamp { device: 1, inode: 2, changed: (seconds, nanos) }
+    }
+
+    #[test]
+    fn a_change_time_is_settled_only_once_the_margin_has_passed() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let margin = Duration::from_secs(3);
+        assert!(!changed_at(996, 999_999_999).unsettled(now, margin));
+        assert!(changed_at(997, 0).unsettled(now, margin), "exactly the margin before");
+        assert!(changed_at(999, 0).unsettled(now, margin));
+        assert!(changed_at(1_005, 0).unsettled(now, margin), "a change time ahead of the clock");
+        assert!(changed_at(-1, 0).unsettled(now, margin), "before 1970");
+    }
 }
