@@ -14,6 +14,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { onMessages } from './lib/raw.mjs';
+
 const root = process.argv[2];
 if (!root) {
     console.error('usage: node floor-server.mjs SKILLS_DIR');
@@ -59,22 +61,12 @@ for (const entry of readdirSync(root, { withFileTypes: true }).sort((a, b) => (a
 const listing = JSON.stringify({ skills });
 
 const answer = (id, result) => process.stdout.write(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}\n`);
-let pending = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', chunk => {
-    pending += chunk;
-    let newline;
-    while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        if (!line.trim()) continue;
-        const message = JSON.parse(line);
-        if (message.id === undefined) continue;
-        if (message.method === 'initialize') answer(message.id, '{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"floor","version":"0"}}');
-        else if (message.method === 'tools/list') answer(message.id, '{"tools":[]}');
-        else if (message.method === 'skills/list') answer(message.id, listing);
-        else if (message.method === 'resources/read') answer(message.id, reads.get(message.params.uri) ?? '{"contents":[]}');
-        else process.stdout.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"error":{"code":-32601,"message":"not here"}}\n`);
-    }
+onMessages(process.stdin, message => {
+    if (message.id === undefined) return;
+    if (message.method === 'initialize') answer(message.id, '{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"floor","version":"0"}}');
+    else if (message.method === 'tools/list') answer(message.id, '{"tools":[]}');
+    else if (message.method === 'skills/list') answer(message.id, listing);
+    else if (message.method === 'resources/read') answer(message.id, reads.get(message.params.uri) ?? '{"contents":[]}');
+    else process.stdout.write(`{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"error":{"code":-32601,"message":"not here"}}\n`);
 });
 process.stdin.on('end', () => process.exit(0));

@@ -18,23 +18,29 @@ const INITIALIZE = {
  * what the child has written on stderr so far. */
 function readAnswers(child, handle) {
     let stderr = '';
-    let pending = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', chunk => (stderr += chunk));
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', chunk => {
+    onMessages(child.stdout, message => {
+        if (message.id === undefined || message.method !== undefined) return; // notifications, requests
+        handle(message);
+    });
+    return () => stderr;
+}
+
+/** Calls `handle` with each message read from `stream`, one JSON line at a time
+ * (blank lines skipped). */
+export function onMessages(stream, handle) {
+    let pending = '';
+    stream.setEncoding('utf8');
+    stream.on('data', chunk => {
         pending += chunk;
         let newline;
         while ((newline = pending.indexOf('\n')) >= 0) {
             const line = pending.slice(0, newline);
             pending = pending.slice(newline + 1);
-            if (!line.trim()) continue;
-            const message = JSON.parse(line);
-            if (message.id === undefined || message.method !== undefined) continue; // notifications, requests
-            handle(message);
+            if (line.trim()) handle(JSON.parse(line));
         }
     });
-    return () => stderr;
 }
 
 /** One run: spawn, initialize, then tools/list or every page of skills/list.
