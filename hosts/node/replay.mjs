@@ -25,6 +25,10 @@ import { Scenario } from './src/scenario.mjs';
 const USAGE =
   'usage: node replay.mjs [--plugin FILE.wasm] [--config FILE] [--timeout-ms N] [--memory-mb N] [--max-added-messages N] [--max-text-bytes N] [--max-output-bytes N] SCENARIO.json';
 const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+// A tool of the repository: its transpiled components stay in the
+// git-ignored hosts/node/.cache, as they always did, unless
+// $DSH_TOOL_SKILL_CACHE names another folder.
+const CACHE_DIR = process.env.DSH_TOOL_SKILL_CACHE || path.join(path.dirname(fileURLToPath(import.meta.url)), '.cache');
 
 class UsageError extends Error {}
 
@@ -69,6 +73,14 @@ function options(args) {
   return found;
 }
 
+function embedded() {
+  try {
+    return embeddedComponent(REPOSITORY);
+  } catch (error) {
+    throw new Error(`no --plugin given, and ${error.message}; or pass --plugin FILE.wasm`);
+  }
+}
+
 function read(file, what) {
   try {
     return readFileSync(file);
@@ -95,7 +107,7 @@ async function main() {
     }
     // The scenario's own configuration wins over --config.
     if (scenario.config === null && chosen.config !== null) scenario.config = read(chosen.config, 'configuration').toString('utf8');
-    const component = chosen.plugin === null ? embeddedComponent(REPOSITORY) : read(chosen.plugin, 'plugin');
+    const component = chosen.plugin === null ? embedded() : read(chosen.plugin, 'plugin');
     const limits = {
       timeoutMs: chosen.timeoutMs,
       memoryBytes: chosen.memoryMb * 1024 * 1024,
@@ -103,7 +115,7 @@ async function main() {
       maxTextBytes: chosen.maxTextBytes,
       maxOutputBytes: chosen.maxOutputBytes,
     };
-    const output = await scenario.replay(component, limits);
+    const output = await scenario.replay(component, limits, { cacheDir: CACHE_DIR });
     process.stdout.write(`${pretty(output)}\n`);
     return 0;
   } catch (error) {

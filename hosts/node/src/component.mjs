@@ -1,17 +1,42 @@
 // The plugin component as JavaScript: jco transpiles the `.wasm` once into an
 // ES module plus core modules, cached on disk under the component's SHA-256
 // (and jco's version), so the next run of the same component starts at once.
+// The cache is a per-user folder (`defaultCacheDir`), never the package's own
+// folder, which may be read-only inside node_modules; when the cache cannot
+// be written, the transpiled module runs from memory (a `data:` URL: it
+// imports nothing) and one warning says so.
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
-/** The default cache: `hosts/node/.cache` (git-ignored). */
-export const DEFAULT_CACHE_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '.cache');
+/** The environment variable that names the cache folder. */
+export const CACHE_ENV = 'DSH_TOOL_SKILL_CACHE';
+
+/** The cache folder's name under the user's cache root. */
+const CACHE_NAME = 'dsh-tool-skill-wasm';
+
+/**
+ * The default cache folder: `$DSH_TOOL_SKILL_CACHE`, else
+ * `$XDG_CACHE_HOME/dsh-tool-skill-wasm` (an absolute `XDG_CACHE_HOME` only,
+ * as the XDG base directory specification says), else
+ * `~/.cache/dsh-tool-skill-wasm`. Read when called, not when loaded.
+ */
+export function defaultCacheDir(env = process.env) {
+  if (env[CACHE_ENV]) return path.resolve(env[CACHE_ENV]);
+  if (env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME)) return path.join(env.XDG_CACHE_HOME, CACHE_NAME);
+  return path.join(homedir(), '.cache', CACHE_NAME);
+}
+
+/** Transpilations held in memory because no cache could be written, by key. */
+const IN_MEMORY = new Map();
+
+/** Whether the one warning about an unwritable cache has been printed. */
+let warned = false;
 
 /** Bumped whenever `patchStringLifting` changes what is cached. */
 const PATCH_LEVEL = 'p1';
@@ -28,49 +53,91 @@ function jcoVersion() {
 
 /**
  * Transpiles `component` (bytes) unless the cache already holds it. Returns
- * the module's file URL and the core modules' bytes by file name.
+ * the module's URL (a file URL in the cache, or a `data:` URL when the cache
+ * cannot be written) and the core modules' bytes by file name.
+ * @param {string} [cacheDir] - the cache folder; `defaultCacheDir()` when absent.
  */
-export async function transpiled(component, cacheDir = DEFAULT_CACHE_DIR) {
+export async function transpiled(component, cacheDir = defaultCacheDir()) {
   const hash = createHash('sha256').update(component).digest('hex');
-  const dir = path.join(cacheDir, `${hash}-jco${jcoVersion()}-${PATCH_LEVEL}`);
+  const key = `${hash}-jco${jcoVersion()}-${PATCH_LEVEL}`;
+  const dir = path.join(cacheDir, key);
   const manifest = path.join(dir, 'files.json');
-  if (!existsSync(manifest)) {
-    const { transpile } = await import('@bytecodealliance/jco');
-    // `instantiation: 'sync'`: the module exports `instantiate(getCoreModule,
-    // imports)` and imports nothing itself, so this host supplies every
-    // import (WASI included) and compiles the core modules.
-    const { files } = await transpile(component, {
-      name: NAME,
-      instantiation: 'sync',
-      noTypescript: true,
-      quiet: true,
-    });
-    patchStringLifting(files);
-    const staging = `${dir}.staging-${process.pid}`;
-    rmSync(staging, { recursive: true, force: true });
-    const written = [];
+  if (existsSync(manifest)) return fromDisk(dir, manifest, hash);
+  const held = IN_MEMORY.get(key);
+  if (held) return held;
+  const files = await transpile(component);
+  try {
+    store(files, dir, manifest);
+  } catch (error) {
+    if (typeof error?.code !== 'string') throw error;
+    // No cache can be written (a read-only home, a full disk): run from memory.
+    if (!warned) {
+      warned = true;
+      process.emitWarning(
+        `cannot write the component cache ${cacheDir} (${error.message}); the component runs from memory and is transpiled again in each process. Set ${CACHE_ENV} to a writable folder.`,
+        { type: 'DshToolSkillWarning', code: 'DSH_TOOL_SKILL_CACHE_UNWRITABLE' },
+      );
+    }
+    const loaded = fromMemory(files, hash);
+    IN_MEMORY.set(key, loaded);
+    return loaded;
+  }
+  return fromDisk(dir, manifest, hash);
+}
+
+/** jco's output for `component`, string lifting patched, without type declarations. */
+async function transpile(component) {
+  const { transpile: jco } = await import('@bytecodealliance/jco');
+  // `instantiation: 'sync'`: the module exports `instantiate(getCoreModule,
+  // imports)` and imports nothing itself, so this host supplies every
+  // import (WASI included) and compiles the core modules.
+  const { files } = await jco(component, {
+    name: NAME,
+    instantiation: 'sync',
+    noTypescript: true,
+    quiet: true,
+  });
+  patchStringLifting(files);
+  return Object.fromEntries(Object.entries(files).filter(([name]) => !name.endsWith('.d.ts')));
+}
+
+/** Writes `files` into the cache as `dir`, atomically (a staging folder renamed). */
+function store(files, dir, manifest) {
+  // The cache folder first, so that an unwritable one is named in the error.
+  mkdirSync(path.dirname(dir), { recursive: true });
+  const staging = `${dir}.staging-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  try {
     for (const [name, bytes] of Object.entries(files)) {
-      if (name.endsWith('.d.ts')) continue;
       const target = path.join(staging, name);
       mkdirSync(path.dirname(target), { recursive: true });
       writeFileSync(target, bytes);
-      written.push(name);
     }
-    writeFileSync(path.join(staging, 'files.json'), JSON.stringify(written));
-    try {
-      renameSync(staging, dir);
-    } catch (error) {
-      // Another process cached the same component first: use its copy.
-      rmSync(staging, { recursive: true, force: true });
-      if (!existsSync(manifest)) throw error;
-    }
+    writeFileSync(path.join(staging, 'files.json'), JSON.stringify(Object.keys(files)));
+    renameSync(staging, dir);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    // Another process cached the same component first: use its copy.
+    if (!existsSync(manifest)) throw error;
   }
+}
+
+function fromDisk(dir, manifest, hash) {
   const names = JSON.parse(readFileSync(manifest, 'utf8'));
   const core = {};
   for (const name of names.filter((file) => file.endsWith('.wasm'))) {
     core[name] = readFileSync(path.join(dir, name));
   }
   return { moduleUrl: pathToFileURL(path.join(dir, `${NAME}.js`)).href, core, hash };
+}
+
+function fromMemory(files, hash) {
+  const core = {};
+  for (const [name, bytes] of Object.entries(files)) {
+    if (name.endsWith('.wasm')) core[name] = Buffer.from(bytes);
+  }
+  const source = Buffer.from(files[`${NAME}.js`]).toString('base64');
+  return { moduleUrl: `data:text/javascript;base64,${source}`, core, hash };
 }
 
 // jco lifts the guest's strings with `new TextDecoder()`, whose defaults drop
@@ -91,26 +158,42 @@ function patchStringLifting(files) {
 }
 
 /**
- * The component built into skill-host, written out by `skill-host component`:
- * the binary is `$SKILL_HOST`, else the newer of `repository`'s
- * target/debug and target/release builds, else `skill-host` on PATH.
+ * The skill-host binary to ask for the component: `$SKILL_HOST`, else the
+ * newer of `repository`'s target/debug and target/release builds, else
+ * `skill-host` on PATH.
  */
-export function embeddedComponent(repository) {
+export function skillHostBinary(repository) {
+  if (process.env.SKILL_HOST && existsSync(process.env.SKILL_HOST)) return process.env.SKILL_HOST;
   const builds = ['debug', 'release']
     .map((profile) => path.join(repository, 'target', profile, 'skill-host'))
     .filter((candidate) => existsSync(candidate))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
-  const chosen = process.env.SKILL_HOST && existsSync(process.env.SKILL_HOST) ? process.env.SKILL_HOST : builds[0];
-  const binary = chosen ?? 'skill-host';
+  return builds[0] ?? 'skill-host';
+}
+
+/** Runs `skill-host component --output output`; throws with the fix when it cannot. */
+export function writeEmbeddedComponent(repository, output) {
+  const binary = skillHostBinary(repository);
+  try {
+    execFileSync(binary, ['component', '--output', output], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (error) {
+    const detail = error.code === 'ENOENT' ? 'not found' : (error.stderr?.toString().trim() || error.message.split('\n')[0]);
+    throw new Error(
+      `\`${binary} component\` failed (${detail}): build it with \`cargo build -p skill-host\` in the repository, or set SKILL_HOST to a skill-host binary`,
+    );
+  }
+}
+
+/**
+ * The component built into skill-host (see `skillHostBinary`), written out
+ * by `skill-host component`.
+ */
+export function embeddedComponent(repository) {
   const dir = mkdtempSync(path.join(tmpdir(), 'skill-host-node-'));
   try {
     const output = path.join(dir, 'plugin.wasm');
-    execFileSync(binary, ['component', '--output', output], { stdio: ['ignore', 'ignore', 'pipe'] });
+    writeEmbeddedComponent(repository, output);
     return readFileSync(output);
-  } catch (error) {
-    throw new Error(
-      `no --plugin given, and \`${binary} component\` failed (${error.message.split('\n')[0]}): build skill-host or pass --plugin FILE.wasm`,
-    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
