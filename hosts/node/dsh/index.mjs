@@ -51,17 +51,41 @@ function componentConfig(config = {}) {
   });
 }
 
-/** `plugin.wasm` beside package.json, written by `npm run component`. */
+/** `plugin.wasm` beside package.json, written by `npm run pack` (or `npm run component`). */
 const PACKAGED_COMPONENT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'plugin.wasm');
 
 /**
  * The component: `$DSH_TOOL_SKILL_COMPONENT` (a `.wasm` file), else the
- * package's `plugin.wasm`, else the one built into this repository's
- * skill-host (see src/component.mjs).
+ * package's `plugin.wasm`, else, in a checkout of this repository, the one
+ * built into its skill-host (see src/component.mjs).
  */
 function componentBytes() {
-  const file = process.env.DSH_TOOL_SKILL_COMPONENT || (existsSync(PACKAGED_COMPONENT) ? PACKAGED_COMPONENT : null);
-  return file ? readFileSync(file) : embeddedComponent(REPOSITORY);
+  const named = process.env.DSH_TOOL_SKILL_COMPONENT;
+  if (named) {
+    try {
+      return readFileSync(named);
+    } catch (error) {
+      throw new Error(`dsh-tool-skill-wasm: cannot read DSH_TOOL_SKILL_COMPONENT=${named}: ${error.message}`);
+    }
+  }
+  try {
+    return readFileSync(PACKAGED_COMPONENT);
+  } catch (error) {
+    if (error.code !== 'ENOENT') throw error;
+  }
+  try {
+    return embeddedComponent(REPOSITORY);
+  } catch (error) {
+    if (existsSync(path.join(REPOSITORY, 'wit', 'world.wit'))) {
+      // A checkout of this repository: skill-host is not built yet.
+      throw new Error(`dsh-tool-skill-wasm: ${error.message}, or set DSH_TOOL_SKILL_COMPONENT to a component .wasm file`);
+    }
+    throw new Error(
+      `dsh-tool-skill-wasm has no plugin component: this package was packed without its plugin.wasm (${PACKAGED_COMPONENT}), ` +
+        'and DSH_TOOL_SKILL_COMPONENT is not set. Install a package made with `npm run pack` (in hosts/node of the skill-host repository), ' +
+        "or set DSH_TOOL_SKILL_COMPONENT to the component's .wasm file (`skill-host component --output plugin.wasm` writes it).",
+    );
+  }
 }
 
 /**
