@@ -12,6 +12,7 @@ mod corpus;
 mod cross_host;
 mod deadlines;
 mod disclosure;
+mod dsh_agent;
 mod handwritten;
 mod hostile;
 mod library;
