@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 import z from '@deepseek-ai/schemastery';
 import { createUserMessage } from '@deepseek-ai/dsh-llm';
-import { renderSkillContent } from '@deepseek-ai/dsh-skill';
+import { escapeText, renderSkillContent } from '@deepseek-ai/dsh-skill';
 import { defineTool } from '@deepseek-ai/dsh-tools';
 
 import { embeddedComponent } from '../src/component.mjs';
@@ -31,24 +31,77 @@ export const inject = ['agents', 'tools', 'skills'];
 
 const DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH = 500;
 
-/** The published plugin's configuration schema, defaults included. */
+/**
+ * The component's other configuration keys (docs/spec.md §3.1), in its
+ * order: the opt-in modes, and the two the drop-in turns on by default.
+ */
+const MODE_KEYS = Object.freeze([
+  'userInvocation',
+  'loadedSkills',
+  'skillBodyMaxLength',
+  'catalogSource',
+  'catalogBudget',
+  'catalogPinned',
+  'catalogExclude',
+  'catalogUpdates',
+  'skillSearch',
+]);
+
+/**
+ * What the drop-in gives the component for a key left unset (or `null`):
+ * the published version's `/name` invocation and catalog form. Every other
+ * key is left to the component's own default.
+ */
+const DROP_IN_DEFAULTS = Object.freeze({ userInvocation: true, catalogSource: 'skill-catalog' });
+
+/**
+ * A key the component checks: any value passes the schema, and the
+ * component refuses a bad one in its own words (`tool-skill: skillSearch
+ * must be a boolean`, docs/spec.md §3.1). No schema default, so that
+ * `Config({})` stays the published plugin's; `componentConfig` fills in
+ * the drop-in's.
+ */
+const modeKey = (description) => z.any().description(description);
+
+/**
+ * The published plugin's configuration schema, its one key's default and
+ * texts unchanged, and the component's opt-in keys (docs/spec.md §3.1,
+ * §3.10–§3.14), passed to the component as given.
+ */
 export const Config = z.object({
   catalogDescriptionMaxLength: z.number().default(DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH),
+  userInvocation: modeKey('boolean, default true: a user\'s `/name` loads that skill into the conversation (§3.10)'),
+  loadedSkills: modeKey('boolean, default false: notices when a skill the model loaded changed or went (§3.12)'),
+  skillBodyMaxLength: modeKey('integer ≥ 1000, default none: the most characters of a body returned (§3.12)'),
+  catalogSource: modeKey('"plugin" or "skill-catalog", default "skill-catalog": the form catalogs are recorded in (§3.1)'),
+  catalogBudget: modeKey('integer ≥ 1, default none: the most characters the catalog\'s entry lines take (§3.13)'),
+  catalogPinned: modeKey('at most 1024 skill names, default []: listed first under a budget, never shortened (§3.13)'),
+  catalogExclude: modeKey('at most 1024 names or patterns (a-z, 0-9, -, *, ?), default []: left out of the catalog (§3.13)'),
+  catalogUpdates: modeKey('"full" or "delta", default "full": a change as an update; "delta" needs catalogSource "plugin" (§3.13)'),
+  skillSearch: modeKey('boolean, default false: the tool also finds skills by `query` (§3.14)'),
 });
 
 /**
- * What the published plugin's configuration means to the component: that
- * version's catalog form and its user `/name` invocation. A value JSON
- * cannot carry (NaN, Infinity) is passed as text, which the component
- * refuses with its own words, as the published plugin refuses it.
+ * The component's configuration text for `config`: the published key, the
+ * drop-in's defaults for `userInvocation` and `catalogSource`, and every
+ * other §3.1 key given. Keys the component does not know are left out, as
+ * the published plugin ignores them. A value JSON cannot carry (NaN,
+ * Infinity, a BigInt, a function) is passed as text, which the component
+ * refuses with its own words, as the published plugin refuses NaN.
  */
 function componentConfig(config = {}) {
-  const max = config.catalogDescriptionMaxLength ?? DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH;
-  return JSON.stringify({
-    catalogDescriptionMaxLength: typeof max === 'number' && !Number.isFinite(max) ? String(max) : max,
-    userInvocation: true,
-    catalogSource: 'skill-catalog',
-  });
+  const given = {
+    catalogDescriptionMaxLength: config.catalogDescriptionMaxLength ?? DEFAULT_CATALOG_DESCRIPTION_MAX_LENGTH,
+  };
+  for (const key of MODE_KEYS) {
+    const value = config[key] ?? DROP_IN_DEFAULTS[key];
+    if (value !== undefined && value !== null) given[key] = value;
+  }
+  return JSON.stringify(given, (_key, value) =>
+    (typeof value === 'number' && !Number.isFinite(value)) || ['bigint', 'function', 'symbol'].includes(typeof value)
+      ? String(value)
+      : value,
+  );
 }
 
 /** `plugin.wasm` beside package.json, written by `npm run pack` (or `npm run component`). */
@@ -122,12 +175,74 @@ function resourceBaseSchema(kind, field) {
   };
 }
 
+/**
+ * With `skillSearch`, a call is a load (the value above) or a search:
+ * `{"matches":[{"name","description"}]}` (docs/spec.md §3.14). Every other
+ * mode returns the value above (`skillBodyMaxLength` cuts its `content`;
+ * `loadedSkills` records the load beside the value, not in it).
+ */
+const SEARCH_OUTPUT_SCHEMA = {
+  oneOf: [
+    OUTPUT_SCHEMA,
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        matches: {
+          type: 'array',
+          required: true,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { name: { type: 'string', required: true }, description: { type: 'string', required: true } },
+          },
+        },
+      },
+    },
+  ],
+};
+
+/** The output schema for the component's tool definition: the published one unless the tool takes a `query`. */
+function outputSchema(definition) {
+  return Object.hasOwn(definition.parameters?.properties ?? {}, 'query') ? SEARCH_OUTPUT_SCHEMA : OUTPUT_SCHEMA;
+}
+
+/**
+ * A value the tool did not return (a `tools/post-execute` listener replaced
+ * it), rendered as the published plugin renders a skill, or as the
+ * component words search matches (docs/spec.md §3.14; how many skills
+ * matched in all is not in the value, so the first line is the plain one).
+ */
+function renderValue(value) {
+  if (value === null || typeof value !== 'object' || !Array.isArray(value.matches)) return renderSkillContent(value);
+  if (value.matches.length === 0) {
+    return 'No skill matches the query. Try other words, or load a skill by the exact name the user gave.';
+  }
+  const lines = value.matches.map((match) => `- \`${match.name}\`: ${escapeText(match.description)}`);
+  return ['Skills matching the query:', ...lines, '', 'Load one by calling the `skill` tool with its exact `name`.'].join('\n');
+}
+
+/**
+ * The call card: a load reads `Load skill <name>`, as the published
+ * plugin's; a search (`skillSearch`) `Find skills: <query>`. Arguments that
+ * are neither (a search call without `name` or `query`) get the runtime's
+ * generic card.
+ */
+function presentCall(args) {
+  if (typeof args.name !== 'string' && typeof args.query === 'string') {
+    return { card: 'generic', title: `Find skills: ${args.query}`, kind: 'search', rawInput: args.query };
+  }
+  if (typeof args.name !== 'string') return undefined;
+  return { card: 'generic', title: `Load skill ${args.name}`, kind: 'read', rawInput: args.name };
+}
+
 /** The component's JSON Schema for the arguments as a dsh-tools parameter spec. */
 function parameterSpec(schema) {
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   const spec = {};
   for (const [key, property] of Object.entries(schema.properties ?? {})) {
-    spec[key] = { type: property.type, required: required.has(key), description: property.description };
+    // dsh-tools takes `required: true` or no `required` at all (a search's `name` and `query` are both optional).
+    spec[key] = { type: property.type, ...(required.has(key) ? { required: true } : {}), description: property.description };
   }
   return spec;
 }
@@ -177,10 +292,10 @@ export async function apply(ctx, config = {}, options = {}) {
     description: definition.description,
     parameters: parameterSpec(definition.parameters),
     output: {
-      schema: OUTPUT_SCHEMA,
+      schema: outputSchema(definition),
       // A value the tool did not return (a `tools/post-execute` listener
-      // replaced it) is rendered as the published plugin renders any value.
-      render: (_args, value) => [{ type: 'text', text: rendered.get(JSON.stringify(value)) ?? renderSkillContent(value) }],
+      // replaced it) is rendered as the published plugin renders a skill (renderValue).
+      render: (_args, value) => [{ type: 'text', text: rendered.get(JSON.stringify(value)) ?? renderValue(value) }],
     },
     async execute(args, exec) {
       const lookup = { cwd: exec.agent?.session.header.cwd, signal: exec.signal, scope: exec.agent };
@@ -193,9 +308,7 @@ export async function apply(ctx, config = {}, options = {}) {
       rendered.set(key, outcome.text);
       return outcome.ok;
     },
-    presentCall(args) {
-      return { card: 'generic', title: `Load skill ${args.name}`, kind: 'read', rawInput: args.name };
-    },
+    presentCall,
   });
   ctx.tools.register(tool);
   ctx.on('agent/pre-step', async ({ agent, signal }, next) => {

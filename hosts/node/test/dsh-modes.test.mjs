@@ -1,0 +1,192 @@
+// The opt-in modes through the drop-in's `Config` (`ctx.plugin(toolSkill,
+// { skillSearch: true })`), each compared with what `skill-host replay`
+// decides for the same scenario (dsh-harness/modes.mjs says how a scenario
+// is translated and what is normalised), and bad values refused in the
+// component's words (docs/spec.md §3.1).
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { PLUGINS, createHarness, runScenario } from '../dsh-harness/harness.mjs';
+import { MODE_SCENARIOS, harnessRecords, replayRecords, runInHarness, toReplayScenario } from '../dsh-harness/modes.mjs';
+
+const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** skill-host as the drop-in finds the component in it: `$SKILL_HOST`, else the newer build, else PATH. */
+function skillHost() {
+  if (process.env.SKILL_HOST && existsSync(process.env.SKILL_HOST)) return process.env.SKILL_HOST;
+  const builds = ['debug', 'release']
+    .map((profile) => path.join(REPOSITORY, 'target', profile, 'skill-host'))
+    .filter((candidate) => existsSync(candidate))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  return builds[0] ?? 'skill-host';
+}
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'dsh-modes-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** `skill-host replay` of a §7 scenario (an object): its document. */
+function replay(file, name) {
+  const scenario = path.join(scratch, `${name}.json`);
+  writeFileSync(scenario, JSON.stringify(file, null, 1));
+  return JSON.parse(execFileSync(skillHost(), ['replay', scenario], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+}
+
+/** The steps of the two hosts, equal, or the first that differs shown. */
+function assertSameSteps(harness, replayed) {
+  assert.equal(harness.length, replayed.length, 'the two hosts recorded a different number of steps');
+  for (let index = 0; index < harness.length; index += 1) {
+    const [got, want] = [JSON.stringify(harness[index]), JSON.stringify(replayed[index])];
+    if (got !== want) assert.fail(`deciding step ${index} differs:\n  skill-host replay: ${want}\n  drop-in:           ${got}`);
+  }
+}
+
+/** A decision record without the `skill-notice` messages in it (spec §3.12). */
+function withoutNotices(record) {
+  return { ...record, messages: record.messages.filter((message) => message.source.kind !== 'skill-notice') };
+}
+
+/**
+ * Where the two hosts part today, found by these tests; everything else
+ * must agree. With `loadedSkills`, the harness records each tool result
+ * itself (`tool/result`, source `{ kind: 'tool', callId }`, as its agent
+ * loop does and as runInHarness does), and the drop-in's `execute` returns
+ * the value alone: the load the component asks to record (`loaded`, spec
+ * §3.12) never reaches the session, so the drop-in gives no notice, where
+ * skill-host records the load and says that `pdf-forms` changed, then went,
+ * and recalls `release-notes` after compaction. (The harness's registry
+ * lists no body digests either, so a changed body could not be told even
+ * with the load recorded.) The drop-in decides everything else the same:
+ * at those steps its record is skill-host's without the notices.
+ */
+const KNOWN_DIFFERENCES = new Map([
+  ['loadedSkills: a loaded skill that changed, then went, and loads compaction hid', { withoutNotices: [4, 6, 7] }],
+]);
+
+for (const [index, scenario] of MODE_SCENARIOS.entries()) {
+  test(`mode through Config, as skill-host replay decides it: ${scenario.name}`, async () => {
+    const replayed = replayRecords(scenario, replay(toReplayScenario(scenario), `mode-${index}`));
+    const harness = harnessRecords(await runInHarness(scenario));
+    const parted = KNOWN_DIFFERENCES.get(scenario.name)?.withoutNotices ?? [];
+    for (const step of parted) {
+      assert.notDeepEqual(harness[step], replayed[step], `deciding step ${step} agrees now: update KNOWN_DIFFERENCES`);
+      replayed[step] = withoutNotices(replayed[step]);
+    }
+    assertSameSteps(harness, replayed);
+  });
+}
+
+test("Config keeps the published key's default and texts, and passes the component's keys as given", () => {
+  const { published, dropIn } = PLUGINS;
+  assert.deepEqual(dropIn.Config({}), published.Config({}));
+  const given = { skillSearch: 'yes', catalogPinned: ['pdf-forms'], catalogBudget: -1, userInvocation: null };
+  assert.deepEqual(dropIn.Config(given), { catalogDescriptionMaxLength: 500, ...given });
+  for (const value of ['10', true, {}]) {
+    assert.throws(() => dropIn.Config({ catalogDescriptionMaxLength: value }), (error) => {
+      assert.throws(() => published.Config({ catalogDescriptionMaxLength: value }), { message: error.message });
+      return true;
+    });
+  }
+});
+
+test('a bad value for a mode key is refused through ctx.plugin in the words of spec §3.1', async () => {
+  const refusals = [
+    [{ userInvocation: 'yes' }, 'tool-skill: userInvocation must be a boolean'],
+    [{ loadedSkills: 1 }, 'tool-skill: loadedSkills must be a boolean'],
+    [{ skillBodyMaxLength: 999 }, 'tool-skill: skillBodyMaxLength must be an integer greater than or equal to 1000'],
+    [{ skillBodyMaxLength: NaN }, 'tool-skill: skillBodyMaxLength must be an integer greater than or equal to 1000'],
+    [{ skillBodyMaxLength: 2000n }, 'tool-skill: skillBodyMaxLength must be an integer greater than or equal to 1000'],
+    [{ catalogSource: 'published' }, 'tool-skill: catalogSource must be "plugin" or "skill-catalog"'],
+    [{ catalogBudget: 0 }, 'tool-skill: catalogBudget must be an integer greater than or equal to 1'],
+    [{ catalogBudget: Infinity }, 'tool-skill: catalogBudget must be an integer greater than or equal to 1'],
+    [{ catalogPinned: 'pdf-forms' }, 'tool-skill: catalogPinned must be an array of at most 1024 skill names'],
+    [{ catalogPinned: ['Pdf Forms'] }, 'tool-skill: catalogPinned must be an array of at most 1024 skill names'],
+    [
+      { catalogExclude: ['*.md'] },
+      'tool-skill: catalogExclude must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")',
+    ],
+    [{ catalogUpdates: 'sometimes' }, 'tool-skill: catalogUpdates must be "full" or "delta"'],
+    // The drop-in's catalogs are of the skill-catalog form unless told otherwise.
+    [{ catalogUpdates: 'delta' }, 'tool-skill: catalogUpdates "delta" needs catalogSource "plugin"'],
+    [{ skillSearch: 'true' }, 'tool-skill: skillSearch must be a boolean'],
+  ];
+  for (const [config, message] of refusals) {
+    const shown = JSON.stringify(config, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value));
+    await assert.rejects(createHarness({ plugin: PLUGINS.dropIn, config }), { message }, shown);
+  }
+});
+
+test("the modes' defaults, given explicitly or as null, keep the published plugin's records", async () => {
+  const skills = [
+    { name: 'pdf-forms', description: 'Fill PDF forms.', content: 'Steps.' },
+    { name: 'deploy-production', description: 'Deploy.', content: 'Deploy steps.', invocation: { modelInvocable: false, userInvocable: true } },
+  ];
+  const steps = [
+    { op: 'pre-step', messages: ['start /deploy-production'] },
+    { op: 'invoke', name: 'pdf-forms' },
+    { op: 'set-skills', skills: skills.slice(1) },
+    { op: 'pre-step' },
+  ];
+  const expected = await runScenario({ skills, steps }, PLUGINS.published);
+  const explicit = {
+    userInvocation: true,
+    loadedSkills: false,
+    catalogSource: 'skill-catalog',
+    catalogPinned: [],
+    catalogExclude: [],
+    catalogUpdates: 'full',
+    skillSearch: false,
+  };
+  const unset = Object.fromEntries(Object.keys(explicit).map((key) => [key, null]));
+  for (const config of [explicit, unset, { skillBodyMaxLength: null, catalogBudget: null, unknownKey: 'ignored, as the published plugin ignores it' }]) {
+    assert.equal(JSON.stringify(await runScenario({ skills, steps, config }, PLUGINS.dropIn)), JSON.stringify(expected), JSON.stringify(config));
+  }
+});
+
+test('with skillSearch the tool takes a query: its definition, output schema and call cards', async () => {
+  const skills = [{ name: 'pdf-forms', description: 'Fill PDF forms.', content: 'Steps.' }];
+  const harness = await createHarness({ plugin: PLUGINS.dropIn, config: { skillSearch: true }, skills });
+  const definition = harness.definition();
+  assert.match(definition.description, /or find skills by `query`/);
+  assert.deepEqual(Object.keys(definition.parameters.properties), ['name', 'query']);
+  assert.equal(definition.parameters.required, undefined);
+  assert.equal(definition.output.oneOf.length, 2);
+  const tool = harness.ctx.tools.get('skill', harness.agent);
+  assert.deepEqual(tool.presentCall({ query: 'pdf forms' }), { card: 'generic', title: 'Find skills: pdf forms', kind: 'search', rawInput: 'pdf forms' });
+  assert.deepEqual(tool.presentCall({ name: 'pdf-forms' }), { card: 'generic', title: 'Load skill pdf-forms', kind: 'read', rawInput: 'pdf-forms' });
+  assert.equal(tool.presentCall({}), undefined);
+  // Without the mode, the published plugin's definition and card.
+  const [published, dropIn] = await Promise.all([PLUGINS.published, PLUGINS.dropIn].map((plugin) => createHarness({ plugin, skills })));
+  assert.deepEqual(dropIn.definition(), published.definition());
+  const card = (view) => view.ctx.tools.get('skill', view.agent).presentCall({ name: 'pdf-forms' });
+  assert.deepEqual(card(dropIn), card(published));
+});
+
+test('search matches a listener put in place of the tool\'s are rendered in the words of spec §3.14', async () => {
+  const replacements = {
+    pdf: { matches: [{ name: 'other-skill', description: 'Use <b> & "quotes"' }] },
+    none: { matches: [] },
+  };
+  const harness = await createHarness({
+    plugin: PLUGINS.dropIn,
+    config: { skillSearch: true },
+    skills: [{ name: 'pdf-forms', description: 'Fill PDF forms.', content: 'Steps.' }],
+    mount: (ctx) =>
+      ctx.on('tools/post-execute', async (exec, result, next) =>
+        result.isError ? next() : { kind: 'accept', value: replacements[exec.arguments.query] },
+      ),
+  });
+  const pdf = await harness.invoke({ query: 'pdf' });
+  assert.equal(pdf.isError, false, JSON.stringify(pdf));
+  assert.equal(
+    pdf.content[0].text,
+    'Skills matching the query:\n- `other-skill`: Use &lt;b&gt; &amp; "quotes"\n\nLoad one by calling the `skill` tool with its exact `name`.',
+  );
+  const none = await harness.invoke({ query: 'none' });
+  assert.equal(none.content[0].text, 'No skill matches the query. Try other words, or load a skill by the exact name the user gave.');
+});
