@@ -143,11 +143,23 @@ function componentBytes() {
 
 /**
  * The sandbox's limits: the defaults (1 s of the plugin's own time, 64 MiB),
- * at most 30 s for a whole call, the harness's answers included, and up to
- * 4 instances, so that one agent's slow provider does not hold up another
- * agent's step (the published plugin's calls run concurrently too).
+ * at most 30 s for a whole call, the harness's answers included, and a pool
+ * that grows with the calls in flight, so that no agent's step waits for
+ * another's (a provider that hangs holds its instance up to the 30 s; the
+ * published plugin's calls run concurrently too): one spare instance always
+ * ready beside the busy ones (a new thread takes about 40 ms to start),
+ * up to 64 at once, two kept however idle, any more ended after a minute
+ * idle. An idle instance costs about 10 MB (its thread's JavaScript heap
+ * and the plugin's memory, which may grow to the 64 MiB cap).
  */
-const DROP_IN_LIMITS = Object.freeze({ ...DEFAULT_LIMITS, wallTimeoutMs: 30_000, instances: 4 });
+const DROP_IN_LIMITS = Object.freeze({
+  ...DEFAULT_LIMITS,
+  wallTimeoutMs: 30_000,
+  instances: 2,
+  spareInstances: 1,
+  maxInstances: 64,
+  idleRetireMs: 60_000,
+});
 
 /** The published plugin's output schema and call card; the model never sees either. */
 const OUTPUT_SCHEMA = {

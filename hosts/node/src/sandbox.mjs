@@ -1,19 +1,36 @@
-// The sandbox: the component compiled once (core modules, memory capped),
-// one Worker that holds a configured instance and is reused between calls,
-// and a deadline on every call. A call that runs past its deadline has its
-// Worker terminated; a call that trapped has its Worker discarded: the
-// instance is never called again, and the next call starts a fresh one.
+// The sandbox: the component compiled once (core modules, memory capped,
+// shared by every thread), a pool of Workers that each hold a configured
+// instance and run one call at a time, and a deadline on every call. A call
+// that runs past its deadline has its Worker terminated; a call that trapped
+// has its Worker discarded: the instance is never called again, and the next
+// call gets another. A Worker that dies while idle is dropped from the pool
+// at once, so no call is ever handed a dead one.
 
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 
 import { transpiled } from './component.mjs';
 import { capMemory } from './memory-cap.mjs';
 import { HostError } from './errors.mjs';
+import { DEFAULT_OUTPUT_LIMITS } from './output.mjs';
 
-/** docs/spec.md §8 defaults: 1 s per call, 64 MiB of linear memory. */
 /**
  * A call's deadline and memory cap, and the caps on its output (see
- * output.mjs); the same defaults as the Rust host's `SandboxLimits`.
+ * output.mjs); the same defaults as the Rust host's `SandboxLimits`
+ * (docs/spec.md §8: 1 s per call, 64 MiB of linear memory).
+ *
+ * The pool, which only this host has (`limits` may add each):
+ * - `instances`: instances kept however long they stay idle (default 1);
+ * - `maxInstances`: the most that exist at once (default `instances`): a
+ *   call that finds every one busy at the cap waits for one, first come
+ *   first served; below it, it starts one;
+ * - `spareInstances`: idle instances kept ready beside the busy ones
+ *   (default 0), started in the background as soon as fewer are idle, so a
+ *   call that arrives while the others are busy (an agent's hung provider
+ *   holds one for up to the wall-clock cap) does not wait the tens of
+ *   milliseconds a new thread takes to start;
+ * - `idleRetireMs`: an instance beyond `instances` that has been idle this
+ *   long is ended, unless the busiest moment of the last such period still
+ *   needs it with its spares (default 60 s).
  */
 export const DEFAULT_LIMITS = Object.freeze({
   timeoutMs: 1000,
@@ -21,7 +38,10 @@ export const DEFAULT_LIMITS = Object.freeze({
   ...DEFAULT_OUTPUT_LIMITS,
 });
 
-import { DEFAULT_OUTPUT_LIMITS } from './output.mjs';
+const DEFAULT_IDLE_RETIRE_MS = 60_000;
+
+/** For tests: `sandbox[POOL]` is the pool's counts and the Workers of its idle instances. */
+export const POOL = Symbol('the sandbox pool, for tests');
 
 const WORKER_URL = new URL('./guest-worker.mjs', import.meta.url);
 
@@ -76,17 +96,30 @@ export class Sandbox {
   #core;
   #config;
   #limits;
+  /** The pool's settings (see `DEFAULT_LIMITS`). */
+  #base;
+  #max;
+  #spare;
+  #retireMs;
   /**
    * Configured guest threads, each running at most one call at a time:
-   * `#idle` waits for one, `#live` holds every one (for `close`), and a call
-   * that finds none idle starts another, up to `limits.instances` (1 unless
-   * the host says: the drop-in serves several agents at once), or waits in
-   * `#waiting`, first come first served.
+   * `#idle` holds those waiting for a call, the most recently used last (a
+   * call takes the last, whose plugin memory is warm; retirement looks from
+   * the first); `#live` every one (for `close`); `#starting` counts those
+   * being started, `#warming` the spares among them; `#busy` the calls
+   * holding one, `#peakBusy` the most at once since the last retirement
+   * round; `#waiting` the calls waiting at the cap, first come first served.
    */
   #idle = [];
   #live = new Set();
   #starting = 0;
+  #warming = 0;
+  #busy = 0;
+  #peakBusy = 0;
   #waiting = [];
+  /** Set when a spare failed to start; cleared when a call starts one. No spares meanwhile. */
+  #sparesFailing = false;
+  #retireTimer = null;
   #nextId = 0;
   /** Told each call's name and wall time in milliseconds (bench.mjs). */
   #onCall;
@@ -98,6 +131,10 @@ export class Sandbox {
     this.#config = config;
     this.#limits = limits;
     this.#onCall = onCall;
+    this.#base = Math.max(1, limits.instances ?? 1);
+    this.#max = Math.max(this.#base, limits.maxInstances ?? this.#base);
+    this.#spare = Math.max(0, limits.spareInstances ?? 0);
+    this.#retireMs = limits.idleRetireMs ?? DEFAULT_IDLE_RETIRE_MS;
   }
 
   /**
@@ -112,6 +149,7 @@ export class Sandbox {
       const files = await transpiled(component, cacheDir);
       moduleUrl = files.moduleUrl;
       const capped = capMemory(files.core, limits.memoryBytes);
+      // Compiled here, once: each thread gets these modules, not bytes to compile again.
       core = Object.fromEntries(Object.entries(capped).map(([name, bytes]) => [name, new WebAssembly.Module(bytes)]));
     } catch (error) {
       throw HostError.load(error instanceof Error ? error.message : String(error));
@@ -134,7 +172,7 @@ export class Sandbox {
     const start = performance.now();
     const guest = await this.#acquire(name);
     try {
-      const result = await this.#run(guest, name, method, args, host);
+      const result = await this.#run(guest, name, method, args, host, true);
       this.#onCall?.(name, performance.now() - start);
       return result;
     } finally {
@@ -145,6 +183,8 @@ export class Sandbox {
   /** Ends the guest threads (the process can then exit); later calls fail. */
   async close() {
     this.#closed = true;
+    clearTimeout(this.#retireTimer);
+    this.#retireTimer = null;
     for (const wake of this.#waiting.splice(0)) wake();
     const live = [...this.#live];
     this.#live.clear();
@@ -152,34 +192,146 @@ export class Sandbox {
     await Promise.all(live.map((guest) => guest.worker.terminate()));
   }
 
+  get [POOL]() {
+    return {
+      live: this.#live.size,
+      idle: this.#idle.length,
+      busy: this.#busy,
+      starting: this.#starting,
+      idleWorkers: this.#idle.map((guest) => guest.worker),
+    };
+  }
+
   /** A configured guest for one call: an idle one, a new one, or the next one released. */
   async #acquire(name) {
     for (;;) {
       if (this.#closed) throw HostError.load('the sandbox was closed');
       const idle = this.#idle.pop();
-      if (idle !== undefined) return idle;
-      if (this.#live.size + this.#starting < (this.#limits.instances ?? 1)) return this.#start(name);
+      if (idle !== undefined) {
+        // A thread that died idle leaves the pool as it exits (`#gone`); this is the rest of that.
+        if (idle.dead !== null) {
+          this.#live.delete(idle);
+          continue;
+        }
+        this.#busied();
+        return idle;
+      }
+      if (this.#live.size + this.#starting < this.#max) {
+        const started = this.#start(name, false);
+        this.#busied();
+        try {
+          return await started;
+        } catch (error) {
+          // Its place is free again, for a waiting call.
+          this.#busy -= 1;
+          this.#waiting.shift()?.();
+          throw error;
+        }
+      }
       await new Promise((resolve) => this.#waiting.push(resolve));
     }
   }
 
+  /** Counts a call that holds a guest, and keeps the spares ready beside it. */
+  #busied() {
+    this.#busy += 1;
+    if (this.#busy > this.#peakBusy) this.#peakBusy = this.#busy;
+    if (this.#idle.length + this.#warming < this.#spare) this.#replenish();
+  }
+
   /** Back to the idle ones after a call, unless the call failed it: then it is never called again. */
   #release(guest) {
+    this.#busy -= 1;
     if (guest.failed || this.#closed) {
       this.#live.delete(guest);
       guest.worker.terminate();
+      this.#replenish();
     } else {
+      guest.idleSince = performance.now();
       this.#idle.push(guest);
+      if (this.#retireTimer === null && this.#live.size > this.#base) this.#armRetirement();
     }
     this.#waiting.shift()?.();
   }
 
-  async #start(name) {
+  /**
+   * Starts spares in the background until `spareInstances` are idle or
+   * starting, within the cap. A spare is put under the warm idle ones: a
+   * call takes it only when there is no other.
+   */
+  #replenish() {
+    while (
+      !this.#closed &&
+      !this.#sparesFailing &&
+      this.#idle.length + this.#warming < this.#spare &&
+      this.#live.size + this.#starting < this.#max
+    ) {
+      this.#warming += 1;
+      this.#start('configure', true).then(
+        (guest) => {
+          this.#warming -= 1;
+          guest.idleSince = performance.now();
+          this.#idle.unshift(guest);
+          if (this.#retireTimer === null && this.#live.size > this.#base) this.#armRetirement();
+          this.#waiting.shift()?.();
+        },
+        () => {
+          // Not retried in a loop: the next call that starts an instance itself shows whether it works again.
+          this.#warming -= 1;
+          this.#sparesFailing = true;
+          this.#waiting.shift()?.();
+        },
+      );
+    }
+  }
+
+  /** A guest whose thread ended while it was idle: out of the pool, and replaced if spares are kept. */
+  #gone(guest) {
+    const at = this.#idle.indexOf(guest);
+    if (at === -1) return;
+    this.#idle.splice(at, 1);
+    this.#live.delete(guest);
+    this.#replenish();
+    this.#waiting.shift()?.();
+  }
+
+  #armRetirement() {
+    this.#retireTimer = setTimeout(() => this.#retire(), this.#retireMs);
+    this.#retireTimer.unref();
+  }
+
+  /**
+   * Ends the instances beyond `instances` that have been idle for
+   * `idleRetireMs`, keeping as many as the busiest moment of that period
+   * used plus the spares: a steady load keeps its instances, a burst's are
+   * given back once it is over.
+   */
+  #retire() {
+    this.#retireTimer = null;
+    if (this.#closed) return;
+    const keep = Math.max(this.#base, this.#peakBusy + this.#spare);
+    this.#peakBusy = this.#busy;
+    const now = performance.now();
+    for (let at = 0; at < this.#idle.length && this.#live.size > keep; ) {
+      const guest = this.#idle[at];
+      if (now - guest.idleSince < this.#retireMs) {
+        at += 1;
+        continue;
+      }
+      this.#idle.splice(at, 1);
+      this.#live.delete(guest);
+      guest.worker.terminate();
+    }
+    if (this.#live.size > this.#base) this.#armRetirement();
+  }
+
+  /** A new thread with a configured instance; `background` for a spare, which no call waits for. */
+  async #start(name, background) {
     this.#starting += 1;
     let guest;
     try {
       guest = await this.#spawn();
-      const answer = await this.#run(guest, name, 'configure', [this.#config], null);
+      const answer = await this.#run(guest, name, 'configure', [this.#config], null, !background);
       if (answer.tag === 'err') {
         await guest.worker.terminate();
         throw HostError.config(answer.val);
@@ -191,6 +343,7 @@ export class Sandbox {
       await guest.worker.terminate();
       throw HostError.load('the sandbox was closed');
     }
+    if (!background) this.#sparesFailing = false;
     this.#live.add(guest);
     return guest;
   }
@@ -252,7 +405,8 @@ export class Sandbox {
     worker.on('exit', (code) => {
       guest.dead = code;
       guest.failed = true;
-      guest.pending?.fail(new Error(`the plugin's thread exited (${code})`));
+      if (guest.pending !== null) guest.pending.fail(new Error(`the plugin's thread exited (${code})`));
+      else this.#gone(guest);
     });
     worker.unref();
     return guest;
@@ -261,15 +415,18 @@ export class Sandbox {
   /**
    * Reads what the guest posts while a call is pending: import requests,
    * answered here, and the call's outcome. Waits with `Atomics.waitAsync`,
-   * so this thread stays free meanwhile.
+   * so this thread stays free meanwhile; a call someone waits for (`sync`)
+   * first watches and blocks briefly, a spare's configuration never does.
    */
-  async #pump(guest) {
+  async #pump(guest, sync) {
     const call = guest.pending;
     while (guest.pending === call && call !== null) {
       // Most calls answer within microseconds: sleep for them right here
       // (a wake-up is then one futex, not a task through the event loop),
       // then, for longer calls, wait without holding this thread.
-      if (!answeredWithin(guest.wake, SPIN_MS) && sleepOn(guest.wake, HOST_WAKE, SYNC_WAIT_MS) === 'timed-out') {
+      const answered =
+        sync && (answeredWithin(guest.wake, SPIN_MS) || sleepOn(guest.wake, HOST_WAKE, SYNC_WAIT_MS) !== 'timed-out');
+      if (!answered) {
         Atomics.store(guest.wake, ASLEEP + HOST_WAKE, 1);
         const waited = Atomics.waitAsync(guest.wake, HOST_WAKE, 0);
         if (waited.async) await waited.value;
@@ -324,7 +481,7 @@ export class Sandbox {
     });
   }
 
-  #run(guest, name, method, args, host) {
+  #run(guest, name, method, args, host, sync) {
     const id = (this.#nextId += 1);
     guest.host = host;
     const timeoutMs = this.#limits.timeoutMs;
@@ -387,7 +544,7 @@ export class Sandbox {
       }
       guest.port.postMessage({ id, call: method, args });
       wakeUp(guest.wake, GUEST_WAKE);
-      this.#pump(guest).catch((error) => guest.pending?.fail(error));
+      this.#pump(guest, sync).catch((error) => guest.pending?.fail(error));
     });
   }
 

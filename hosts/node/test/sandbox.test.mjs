@@ -1,10 +1,22 @@
-// The plugin's WASI grants nothing, and its memory cannot grow past the cap.
+// The plugin's WASI grants nothing, and its memory cannot grow past the cap;
+// the pool of instances grows while calls wait on the host, keeps a spare
+// ready, gives back what a burst started, and replaces a thread that died.
 
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 
+import { embeddedComponent } from '../src/component.mjs';
+import { CallContext } from '../src/host-imports.mjs';
 import { capMemory } from '../src/memory-cap.mjs';
+import { DEFAULT_LIMITS, POOL, Sandbox } from '../src/sandbox.mjs';
 import { GuestExit, sandboxWasi, STDERR_CAPACITY } from '../src/sandbox-wasi.mjs';
+
+const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+let component;
+const plugin = () => (component ??= embeddedComponent(REPOSITORY));
 
 test('no environment, arguments, cwd or terminal', () => {
   const { imports } = sandboxWasi();
@@ -85,4 +97,96 @@ test('tables share the cap too, at a pointer per element', () => {
   assert.equal(table.grow(9), 1);
   assert.equal(table.grow(1), -1);
   assert.equal(table.table.length, 10);
+});
+
+/** A host whose registry answers once `open()` is called: the calls meanwhile each hold an instance. */
+function heldHost() {
+  let open;
+  const opened = new Promise((resolve) => {
+    open = resolve;
+  });
+  const answer = (value) => async () => {
+    await opened;
+    return { tag: 'ok', val: value };
+  };
+  const host = {
+    snapshot: answer({ tag: 'changed', val: { complete: true, revision: 0n, skills: [] } }),
+    listSkills: answer([]),
+    getSkill: answer(undefined),
+  };
+  return { host, open };
+}
+
+const holdCall = (sandbox, host) => sandbox.call('invoke', 'invoke', ['{"name":"held"}'], host);
+const definition = (sandbox) => sandbox.call('definition', 'definition', [], new CallContext());
+
+/** Waits until `sandbox`'s pool satisfies `ready` (no thread starting), or fails after a few seconds. */
+async function settled(sandbox, ready) {
+  const until = performance.now() + 10_000;
+  while (!(sandbox[POOL].starting === 0 && ready(sandbox[POOL]))) {
+    if (performance.now() > until) assert.fail(`the pool never settled: ${JSON.stringify({ ...sandbox[POOL], idleWorkers: undefined })}`);
+    await sleep(5);
+  }
+  return sandbox[POOL];
+}
+
+test('the pool grows up to its cap while calls wait on the host, a spare ready beside them', async () => {
+  const limits = { ...DEFAULT_LIMITS, instances: 1, spareInstances: 1, maxInstances: 6, idleRetireMs: 60_000 };
+  const sandbox = await Sandbox.create(plugin(), '{}', limits);
+  try {
+    const { host, open } = heldHost();
+    const three = Array.from({ length: 3 }, () => holdCall(sandbox, host));
+    const pool = await settled(sandbox, ({ busy, idle }) => busy === 3 && idle === 1);
+    assert.equal(pool.live, 4, 'three busy and one spare');
+    // Served by the spare while the three wait.
+    assert.equal((await definition(sandbox)).val.name, 'skill');
+    // At the cap, a call waits for an instance.
+    const more = Array.from({ length: 5 }, () => holdCall(sandbox, host));
+    const full = await settled(sandbox, ({ busy }) => busy === 6);
+    assert.equal(full.live, 6);
+    open();
+    for (const outcome of await Promise.all([...three, ...more])) assert.equal(outcome.tag, 'err');
+  } finally {
+    await sandbox.close();
+  }
+});
+
+test('instances a burst started are ended once idle; a steady load keeps its own and a spare', async () => {
+  const limits = { ...DEFAULT_LIMITS, instances: 1, spareInstances: 1, maxInstances: 8, idleRetireMs: 100 };
+  const sandbox = await Sandbox.create(plugin(), '{}', limits);
+  try {
+    const { host, open } = heldHost();
+    const burst = Array.from({ length: 5 }, () => holdCall(sandbox, host));
+    await settled(sandbox, ({ busy, live }) => busy === 5 && live === 6);
+    open();
+    await Promise.all(burst);
+    // One call at a time from now on: that one and its spare stay.
+    const until = performance.now() + 2000;
+    while (performance.now() < until) {
+      assert.equal((await definition(sandbox)).val.name, 'skill');
+      await sleep(20);
+    }
+    assert.equal(sandbox[POOL].live, 2);
+    // Nothing at all: back to `instances`.
+    await settled(sandbox, ({ live }) => live === 1);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+test('a thread that died while idle is replaced before the next call, which succeeds', async () => {
+  const pools = [{ instances: 1 }, { instances: 2, spareInstances: 1, maxInstances: 4 }];
+  for (const pool of pools) {
+    const sandbox = await Sandbox.create(plugin(), '{}', { ...DEFAULT_LIMITS, ...pool });
+    try {
+      assert.equal((await definition(sandbox)).val.name, 'skill');
+      const { idleWorkers } = await settled(sandbox, ({ idle }) => idle >= 1);
+      // Every idle thread ends, as a crash would end it.
+      await Promise.all(idleWorkers.map((worker) => worker.terminate()));
+      assert.equal((await definition(sandbox)).val.name, 'skill', JSON.stringify(pool));
+      assert.equal((await definition(sandbox)).val.name, 'skill', JSON.stringify(pool));
+    } finally {
+      await sandbox.close();
+    }
+  }
 });
