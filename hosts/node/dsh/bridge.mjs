@@ -116,6 +116,11 @@ export class HarnessSkills {
   }
 }
 
+/** The skills of `skills` named `name`, or all of them when `name` is null or undefined. */
+function named(skills, name) {
+  return name == null ? skills : skills.filter((skill) => skill.name === name);
+}
+
 /** Snapshots are held per agent object; a lookup without one holds nothing. */
 function scopeKey(scope) {
   return typeof scope === 'object' && scope !== null ? scope : null;
@@ -144,8 +149,19 @@ class RegistryView {
     return this.#skills.held(this.#lookup) ?? (await this.#skills.snapshot(this.#lookup));
   }
 
-  list() {
-    return this.#skills.skills.list(this.#lookup);
+  /**
+   * The registry's winners named `name` (all of them when `name` is null or
+   * undefined): from the complete snapshot held for this lookup when there is
+   * one, at once (the registry's `list` is that snapshot's `skills`, sorted
+   * anew on every call), else a promise of the registry's answer.
+   */
+  list(name) {
+    const held = this.#skills.held(this.#lookup);
+    if (held === undefined) return this.#skills.skills.list(this.#lookup).then((skills) => named(skills, name));
+    if (name == null) return held.skills;
+    held.byName ??= new Map(held.skills.map((skill) => [skill.name, skill]));
+    const skill = held.byName.get(name);
+    return skill === undefined ? [] : [skill];
   }
 
   get(name) {
@@ -177,16 +193,16 @@ export class HarnessCallContext extends CallContext {
     });
   }
 
-  async listSkills(name) {
+  listSkills(name) {
     if (this.aborted()) return ABORTED;
+    const failed = (error) => (this.aborted() ? ABORTED : err({ tag: 'failed', val: errorMessage(error) }));
+    // With a name, only that winner: the tool's lookup never copies the whole catalog.
+    const answer = (skills) => (this.aborted() ? ABORTED : ok(skills.map(summaryToWit)));
     try {
-      const skills = await this.registry.list();
-      if (this.aborted()) return ABORTED;
-      // With a name, only that winner: the tool's lookup never copies the whole catalog.
-      const named = name == null ? skills : skills.filter((skill) => skill.name === name);
-      return ok(named.map(summaryToWit));
+      const listed = this.registry.list(name);
+      return listed instanceof Promise ? listed.then(answer, failed) : answer(listed);
     } catch (error) {
-      return this.aborted() ? ABORTED : err({ tag: 'failed', val: errorMessage(error) });
+      return failed(error);
     }
   }
 
