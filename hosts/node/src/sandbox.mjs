@@ -104,21 +104,21 @@ export class Sandbox {
   /**
    * Configured guest threads, each running at most one call at a time:
    * `#idle` holds those waiting for a call, the most recently used last (a
-   * call takes the last, whose plugin memory is warm; retirement looks from
-   * the first); `#live` every one (for `close`); `#starting` counts those
-   * being started, `#warming` the spares among them; `#busy` the calls
-   * holding one, `#peakBusy` the most at once since the last retirement
-   * round; `#waiting` the calls waiting at the cap, first come first served.
+   * call takes the last, whose plugin memory is warm; a new one goes first,
+   * and retirement looks from the first); `#live` every one (for `close`);
+   * `#starting` counts those being started; `#waiting` the calls waiting
+   * for one, first come first served, each handed the first instance that
+   * is released or started; `#busy` the calls holding or waiting for one,
+   * `#peakBusy` the most at once since the last retirement round.
    */
   #idle = [];
   #live = new Set();
   #starting = 0;
-  #warming = 0;
+  #waiting = [];
   #busy = 0;
   #peakBusy = 0;
-  #waiting = [];
-  /** Set when a spare failed to start; cleared when a call starts one. No spares meanwhile. */
-  #sparesFailing = false;
+  /** Spares are started once the first instance is configured, and not after one failed to start until a call's does. */
+  #sparesAllowed = false;
   #retireTimer = null;
   #nextId = 0;
   /** Told each call's name and wall time in milliseconds (bench.mjs). */
@@ -156,6 +156,8 @@ export class Sandbox {
     }
     const sandbox = new Sandbox(moduleUrl, core, config, limits, onCall);
     sandbox.#release(await sandbox.#acquire('configure'));
+    sandbox.#sparesAllowed = true;
+    sandbox.#fill();
     return sandbox;
   }
 
@@ -185,7 +187,7 @@ export class Sandbox {
     this.#closed = true;
     clearTimeout(this.#retireTimer);
     this.#retireTimer = null;
-    for (const wake of this.#waiting.splice(0)) wake();
+    for (const waiter of this.#waiting.splice(0)) waiter.reject(HostError.load('the sandbox was closed'));
     const live = [...this.#live];
     this.#live.clear();
     this.#idle = [];
@@ -202,97 +204,106 @@ export class Sandbox {
     };
   }
 
-  /** A configured guest for one call: an idle one, a new one, or the next one released. */
-  async #acquire(name) {
-    for (;;) {
-      if (this.#closed) throw HostError.load('the sandbox was closed');
-      const idle = this.#idle.pop();
-      if (idle !== undefined) {
-        // A thread that died idle leaves the pool as it exits (`#gone`); this is the rest of that.
-        if (idle.dead !== null) {
-          this.#live.delete(idle);
-          continue;
-        }
-        this.#busied();
-        return idle;
-      }
-      if (this.#live.size + this.#starting < this.#max) {
-        const started = this.#start(name, false);
-        this.#busied();
-        try {
-          return await started;
-        } catch (error) {
-          // Its place is free again, for a waiting call.
-          this.#busy -= 1;
-          this.#waiting.shift()?.();
-          throw error;
-        }
-      }
-      await new Promise((resolve) => this.#waiting.push(resolve));
-    }
-  }
-
-  /** Counts a call that holds a guest, and keeps the spares ready beside it. */
-  #busied() {
+  /**
+   * A configured guest for one call: the warmest idle one; else the first
+   * one released or started (one is started for this call unless enough
+   * are starting already, or the pool is at its cap).
+   */
+  #acquire(name) {
+    if (this.#closed) return Promise.reject(HostError.load('the sandbox was closed'));
     this.#busy += 1;
     if (this.#busy > this.#peakBusy) this.#peakBusy = this.#busy;
-    if (this.#idle.length + this.#warming < this.#spare) this.#replenish();
+    for (let guest = this.#idle.pop(); guest !== undefined; guest = this.#idle.pop()) {
+      // A thread that died idle leaves the pool as it exits (`#gone`); this is the rest of that.
+      if (guest.dead !== null) {
+        this.#live.delete(guest);
+        continue;
+      }
+      if (this.#idle.length + this.#starting < this.#spare) this.#fill();
+      return Promise.resolve(guest);
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ name, resolve, reject });
+      this.#fill();
+    });
   }
 
-  /** Back to the idle ones after a call, unless the call failed it: then it is never called again. */
+  /** Back to the idle ones (or straight to a waiting call) after a call, unless the call failed it: then it is never called again. */
   #release(guest) {
     this.#busy -= 1;
     if (guest.failed || this.#closed) {
       this.#live.delete(guest);
       guest.worker.terminate();
-      this.#replenish();
+      this.#fill();
     } else {
-      guest.idleSince = performance.now();
-      this.#idle.push(guest);
-      if (this.#retireTimer === null && this.#live.size > this.#base) this.#armRetirement();
+      this.#arrive(guest, false);
     }
-    this.#waiting.shift()?.();
+  }
+
+  /** A configured guest ready for a call: the first waiting call's, else idle (a `fresh` one under the warm ones). */
+  #arrive(guest, fresh) {
+    const waiter = this.#waiting.shift();
+    if (waiter !== undefined) {
+      waiter.resolve(guest);
+      return;
+    }
+    guest.idleSince = performance.now();
+    if (fresh) this.#idle.unshift(guest);
+    else this.#idle.push(guest);
+    if (this.#retireTimer === null && this.#live.size > this.#base) this.#armRetirement();
   }
 
   /**
-   * Starts spares in the background until `spareInstances` are idle or
-   * starting, within the cap. A spare is put under the warm idle ones: a
-   * call takes it only when there is no other.
+   * Starts instances, within the cap: one for each waiting call that no
+   * instance being started will serve, then spares until `spareInstances`
+   * are idle or on their way. Each serves the first waiting call when it is
+   * ready. A failed start fails the call it was started for, if that call
+   * still waits (with that call's name, as spec §8.4 says); others then get
+   * starts of their own.
    */
-  #replenish() {
-    while (
-      !this.#closed &&
-      !this.#sparesFailing &&
-      this.#idle.length + this.#warming < this.#spare &&
-      this.#live.size + this.#starting < this.#max
-    ) {
-      this.#warming += 1;
-      this.#start('configure', true).then(
+  #fill() {
+    while (!this.#closed && this.#live.size + this.#starting < this.#max) {
+      const waiter = this.#waiting.length > this.#starting ? this.#waiting[this.#starting] : null;
+      const spare = this.#sparesAllowed && this.#idle.length + this.#starting - this.#waiting.length < this.#spare;
+      if (waiter === null && !spare) return;
+      this.#starting += 1;
+      this.#start(waiter?.name ?? 'configure').then(
         (guest) => {
-          this.#warming -= 1;
-          guest.idleSince = performance.now();
-          this.#idle.unshift(guest);
-          if (this.#retireTimer === null && this.#live.size > this.#base) this.#armRetirement();
-          this.#waiting.shift()?.();
+          this.#starting -= 1;
+          if (this.#closed) {
+            guest.worker.terminate();
+            return;
+          }
+          this.#live.add(guest);
+          if (waiter !== null) this.#sparesAllowed = true;
+          this.#arrive(guest, true);
         },
-        () => {
-          // Not retried in a loop: the next call that starts an instance itself shows whether it works again.
-          this.#warming -= 1;
-          this.#sparesFailing = true;
-          this.#waiting.shift()?.();
+        (error) => {
+          this.#starting -= 1;
+          if (waiter === null) {
+            // Not retried in a loop: the next call that needs a start shows whether it works again.
+            this.#sparesAllowed = false;
+          } else {
+            const at = this.#waiting.indexOf(waiter);
+            if (at !== -1) {
+              this.#waiting.splice(at, 1);
+              this.#busy -= 1;
+              waiter.reject(error);
+            }
+          }
+          this.#fill();
         },
       );
     }
   }
 
-  /** A guest whose thread ended while it was idle: out of the pool, and replaced if spares are kept. */
+  /** A guest whose thread ended while it was idle: out of the pool, and replaced if a call or the spares need it. */
   #gone(guest) {
     const at = this.#idle.indexOf(guest);
     if (at === -1) return;
     this.#idle.splice(at, 1);
     this.#live.delete(guest);
-    this.#replenish();
-    this.#waiting.shift()?.();
+    this.#fill();
   }
 
   #armRetirement() {
@@ -325,26 +336,18 @@ export class Sandbox {
     if (this.#live.size > this.#base) this.#armRetirement();
   }
 
-  /** A new thread with a configured instance; `background` for a spare, which no call waits for. */
-  async #start(name, background) {
-    this.#starting += 1;
-    let guest;
-    try {
-      guest = await this.#spawn();
-      const answer = await this.#run(guest, name, 'configure', [this.#config], null, !background);
-      if (answer.tag === 'err') {
-        await guest.worker.terminate();
-        throw HostError.config(answer.val);
-      }
-    } finally {
-      this.#starting -= 1;
+  /** A new thread with a configured instance (its configuration waits asynchronously, so it never blocks this thread). */
+  async #start(name) {
+    const guest = await this.#spawn();
+    const answer = await this.#run(guest, name, 'configure', [this.#config], null, false);
+    if (answer.tag === 'err') {
+      await guest.worker.terminate();
+      throw HostError.config(answer.val);
     }
     if (this.#closed) {
       await guest.worker.terminate();
       throw HostError.load('the sandbox was closed');
     }
-    if (!background) this.#sparesFailing = false;
-    this.#live.add(guest);
     return guest;
   }
 

@@ -140,12 +140,32 @@ test('the pool grows up to its cap while calls wait on the host, a spare ready b
     assert.equal(pool.live, 4, 'three busy and one spare');
     // Served by the spare while the three wait.
     assert.equal((await definition(sandbox)).val.name, 'skill');
-    // At the cap, a call waits for an instance.
+    // At the cap, two calls wait for an instance (`busy` counts them).
     const more = Array.from({ length: 5 }, () => holdCall(sandbox, host));
-    const full = await settled(sandbox, ({ busy }) => busy === 6);
+    const full = await settled(sandbox, ({ busy }) => busy === 8);
     assert.equal(full.live, 6);
+    assert.equal(full.idle, 0);
     open();
     for (const outcome of await Promise.all([...three, ...more])) assert.equal(outcome.tag, 'err');
+  } finally {
+    await sandbox.close();
+  }
+});
+
+test('a call that finds no instance idle takes the first one released, not waiting for its own to start', async () => {
+  const sandbox = await Sandbox.create(plugin(), '{}', { ...DEFAULT_LIMITS, instances: 1, maxInstances: 4 });
+  try {
+    const { host, open } = heldHost();
+    const held = holdCall(sandbox, host);
+    await settled(sandbox, ({ busy }) => busy === 1);
+    const next = definition(sandbox);
+    assert.equal(sandbox[POOL].starting, 1);
+    open();
+    await held;
+    assert.equal((await next).val.name, 'skill');
+    // Served by the released instance while the one started for it (tens of milliseconds) was still starting.
+    assert.equal(sandbox[POOL].starting, 1);
+    await settled(sandbox, ({ live, idle }) => live === 2 && idle === 2);
   } finally {
     await sandbox.close();
   }
