@@ -147,10 +147,10 @@ function componentBytes() {
  * that grows with the calls in flight, so that no agent's step waits for
  * another's (a provider that hangs holds its instance up to the 30 s; the
  * published plugin's calls run concurrently too): one spare instance always
- * ready beside the busy ones (a new thread takes about 40 ms to start),
- * up to 64 at once, two kept however idle, any more ended after a minute
- * idle. An idle instance costs about 10 MB (its thread's JavaScript heap
- * and the plugin's memory, which may grow to the 64 MiB cap).
+ * ready beside the busy ones (a new thread takes about 40 ms to start and
+ * configure), up to 64 at once, two kept however idle, any more ended after
+ * a minute or two idle. An idle instance costs about 10 MB (its thread's
+ * JavaScript heap and the plugin's memory, which may grow to the 64 MiB cap).
  */
 const DROP_IN_LIMITS = Object.freeze({
   ...DEFAULT_LIMITS,
@@ -271,9 +271,7 @@ function toolError(text) {
  * (`tool-skill: catalogDescriptionMaxLength must be …`).
  * @param {object} [options] - for tests and embedders: `component` (bytes),
  *   `componentConfig` (the component's configuration text, instead of the
- *   one `config` means), `limits` (the sandbox's, src/sandbox.mjs),
- *   `cacheDir` (src/component.mjs), `onCall(name, ms)` (told of each call
- *   into the sandbox) and `recall` (src/recall.mjs; on unless false).
+ *   one `config` means) and `limits` (the sandbox's, src/sandbox.mjs).
  */
 export async function apply(ctx, config = {}, options = {}) {
   let plugin;
@@ -282,10 +280,6 @@ export async function apply(ctx, config = {}, options = {}) {
       options.component ?? componentBytes(),
       options.componentConfig ?? componentConfig(config),
       { ...DROP_IN_LIMITS, ...options.limits },
-      // A repeated `skill` call or steady pre-step is answered as the
-      // component answered it before, once the registry's answers are the
-      // same again (src/recall.mjs); `recall: false` always crosses.
-      { recall: options.recall ?? true, cacheDir: options.cacheDir, onCall: options.onCall },
     );
   } catch (error) {
     // The published plugin throws a plain Error with the same text.

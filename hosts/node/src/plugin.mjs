@@ -9,7 +9,6 @@ import { HostError } from './errors.mjs';
 import { CallContext, contentToWit } from './host-imports.mjs';
 import { isObject, keepKeyOrder, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
-import { Recall } from './recall.mjs';
 import { isSkillName } from './registry.mjs';
 import { DEFAULT_LIMITS, Sandbox } from './sandbox.mjs';
 import { newMessageId, TOOL_RESULT } from './session.mjs';
@@ -60,22 +59,14 @@ export function singleText(data) {
 
 export class Plugin {
   #sandbox;
-  /** Calls answered without crossing into the sandbox again (recall.mjs), or null. */
-  #recall;
 
-  constructor(sandbox, { recall = false } = {}) {
+  constructor(sandbox) {
     this.#sandbox = sandbox;
-    this.#recall = recall ? new Recall() : null;
   }
 
-  /**
-   * Loads `component` (bytes) and checks that it accepts `config` (JSON
-   * text). `options`: the sandbox's (`cacheDir`, `onCall`), and `recall`:
-   * answer a repeated `skill` call and a repeated steady pre-step from the
-   * earlier one (src/recall.mjs).
-   */
+  /** Loads `component` (bytes) and checks that it accepts `config` (JSON text). */
   static async create(component, config = '{}', limits = DEFAULT_LIMITS, options = {}) {
-    return new Plugin(await Sandbox.create(component, config, limits, options), options);
+    return new Plugin(await Sandbox.create(component, config, limits, options));
   }
 
   /** Ends the plugin's thread. */
@@ -126,15 +117,10 @@ export class Plugin {
       proposal: 'reject' in decision ? { tag: 'reject' } : { tag: 'enter', val: proposed.length },
     };
     const step = { proposed, decided: null, decisions: 0 };
-    if (this.#recall?.steady(context)) return { decision };
-    let host = new Host({ registry, session, cwd, step, aborted });
-    const recording = this.#recall?.record(host);
-    host = recording ?? host;
+    const host = new Host({ registry, session, cwd, step, aborted });
     const returned = await this.#sandbox.call('pre-step', 'preStep', [context], host);
     if (returned.tag === 'err') return { aborted: true };
-    const applied = applyDecision(decision, step, this.#check('pre-step'));
-    if (recording !== undefined) this.#recall.stepped(recording, context);
-    return { decision: applied };
+    return { decision: applyDecision(decision, step, this.#check('pre-step')) };
   }
 
   /**
@@ -146,14 +132,32 @@ export class Plugin {
    */
   async invoke(registry, cwd, argumentsText, Host = CallContext) {
     const host = new Host({ registry, cwd: cwd ?? null });
-    const check = this.#check('invoke');
-    if (this.#recall === null) return outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], host), argumentsText, check);
-    const recalled = await this.#recall.invoke(host, argumentsText);
-    if (recalled !== undefined) return recalled;
-    const recording = this.#recall.record(new Host({ registry, cwd: cwd ?? null }));
-    const outcome = outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], recording), argumentsText, check);
-    this.#recall.invoked(recording, argumentsText, outcome);
-    return outcome;
+    const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], host);
+    validateToolResult(returned, argumentsText, this.#check('invoke'));
+    if (returned.tag === 'err') return { error: returned.val };
+    const { text } = returned.val;
+    if (returned.val.value.tag === 'matches') {
+      const matches = returned.val.value.val.map(({ name, description }) => ({ name, description }));
+      return { ok: keepKeyOrder({ matches }), text, loaded: null };
+    }
+    const value = returned.val.value.val;
+    const ok = { name: value.name, provider: value.provider };
+    const base = value.resourceBase;
+    if (base !== undefined && base !== null) {
+      ok.resourceBase =
+        base.tag === 'directory'
+          ? { kind: 'directory', path: base.val }
+          : base.tag === 'url'
+            ? { kind: 'url', url: base.val }
+            : { kind: 'opaque', description: base.val };
+    }
+    ok.content = value.content;
+    const recorded = returned.val.loaded;
+    const loaded =
+      recorded === undefined || recorded === null
+        ? null
+        : { name: recorded.name, provider: recorded.provider, bodyDigest: recorded.bodyDigest ?? null };
+    return { ok: keepKeyOrder(ok), text, loaded };
   }
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
@@ -173,35 +177,6 @@ export class Plugin {
     this.#check('expand').text(() => 'the expansion', returned.val);
     return returned.val;
   }
-}
-
-/** A `skill` call's result, checked, as `Plugin.invoke` returns it. */
-function outcomeOf(returned, argumentsText, check) {
-  validateToolResult(returned, argumentsText, check);
-  if (returned.tag === 'err') return { error: returned.val };
-  const { text } = returned.val;
-  if (returned.val.value.tag === 'matches') {
-    const matches = returned.val.value.val.map(({ name, description }) => ({ name, description }));
-    return { ok: keepKeyOrder({ matches }), text, loaded: null };
-  }
-  const value = returned.val.value.val;
-  const ok = { name: value.name, provider: value.provider };
-  const base = value.resourceBase;
-  if (base !== undefined && base !== null) {
-    ok.resourceBase =
-      base.tag === 'directory'
-        ? { kind: 'directory', path: base.val }
-        : base.tag === 'url'
-          ? { kind: 'url', url: base.val }
-          : { kind: 'opaque', description: base.val };
-  }
-  ok.content = value.content;
-  const recorded = returned.val.loaded;
-  const loaded =
-    recorded === undefined || recorded === null
-      ? null
-      : { name: recorded.name, provider: recorded.provider, bodyDigest: recorded.bodyDigest ?? null };
-  return { ok: keepKeyOrder(ok), text, loaded };
 }
 
 function messageToWit(data) {
