@@ -271,7 +271,9 @@ function toolError(text) {
  * (`tool-skill: catalogDescriptionMaxLength must be …`).
  * @param {object} [options] - for tests and embedders: `component` (bytes),
  *   `componentConfig` (the component's configuration text, instead of the
- *   one `config` means) and `limits` (the sandbox's, src/sandbox.mjs).
+ *   one `config` means), `limits` (the sandbox's, src/sandbox.mjs),
+ *   `cacheDir` (src/component.mjs), `onCall(name, ms)` (told of each call
+ *   into the sandbox) and `recall` (src/recall.mjs; on unless false).
  */
 export async function apply(ctx, config = {}, options = {}) {
   let plugin;
@@ -280,6 +282,10 @@ export async function apply(ctx, config = {}, options = {}) {
       options.component ?? componentBytes(),
       options.componentConfig ?? componentConfig(config),
       { ...DROP_IN_LIMITS, ...options.limits },
+      // A repeated `skill` call or steady pre-step is answered as the
+      // component answered it before, once the registry's answers are the
+      // same again (src/recall.mjs); `recall: false` always crosses.
+      { recall: options.recall ?? true, cacheDir: options.cacheDir, onCall: options.onCall },
     );
   } catch (error) {
     // The published plugin throws a plain Error with the same text.

@@ -9,6 +9,7 @@ import { HostError } from './errors.mjs';
 import { CallContext, contentToWit } from './host-imports.mjs';
 import { isObject, keepKeyOrder, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
+import { Recall } from './recall.mjs';
 import { isSkillName } from './registry.mjs';
 import { DEFAULT_LIMITS, Sandbox } from './sandbox.mjs';
 import { newMessageId, TOOL_RESULT } from './session.mjs';
@@ -59,14 +60,22 @@ export function singleText(data) {
 
 export class Plugin {
   #sandbox;
+  /** Calls answered without crossing into the sandbox again (recall.mjs), or null. */
+  #recall;
 
-  constructor(sandbox) {
+  constructor(sandbox, { recall = false } = {}) {
     this.#sandbox = sandbox;
+    this.#recall = recall ? new Recall() : null;
   }
 
-  /** Loads `component` (bytes) and checks that it accepts `config` (JSON text). */
+  /**
+   * Loads `component` (bytes) and checks that it accepts `config` (JSON
+   * text). `options`: the sandbox's (`cacheDir`, `onCall`), and `recall`:
+   * answer a repeated `skill` call and a repeated steady pre-step from the
+   * earlier one (src/recall.mjs).
+   */
   static async create(component, config = '{}', limits = DEFAULT_LIMITS, options = {}) {
-    return new Plugin(await Sandbox.create(component, config, limits, options));
+    return new Plugin(await Sandbox.create(component, config, limits, options), options);
   }
 
   /** Ends the plugin's thread. */
@@ -117,10 +126,15 @@ export class Plugin {
       proposal: 'reject' in decision ? { tag: 'reject' } : { tag: 'enter', val: proposed.length },
     };
     const step = { proposed, decided: null, decisions: 0 };
-    const host = new Host({ registry, session, cwd, step, aborted });
+    if (this.#recall?.steady(context)) return { decision };
+    let host = new Host({ registry, session, cwd, step, aborted });
+    const recording = this.#recall?.record(host);
+    host = recording ?? host;
     const returned = await this.#sandbox.call('pre-step', 'preStep', [context], host);
     if (returned.tag === 'err') return { aborted: true };
-    return { decision: applyDecision(decision, step, this.#check('pre-step')) };
+    const applied = applyDecision(decision, step, this.#check('pre-step'));
+    if (recording !== undefined) this.#recall.stepped(recording, context);
+    return { decision: applied };
   }
 
   /**
@@ -132,32 +146,14 @@ export class Plugin {
    */
   async invoke(registry, cwd, argumentsText, Host = CallContext) {
     const host = new Host({ registry, cwd: cwd ?? null });
-    const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], host);
-    validateToolResult(returned, argumentsText, this.#check('invoke'));
-    if (returned.tag === 'err') return { error: returned.val };
-    const { text } = returned.val;
-    if (returned.val.value.tag === 'matches') {
-      const matches = returned.val.value.val.map(({ name, description }) => ({ name, description }));
-      return { ok: keepKeyOrder({ matches }), text, loaded: null };
-    }
-    const value = returned.val.value.val;
-    const ok = { name: value.name, provider: value.provider };
-    const base = value.resourceBase;
-    if (base !== undefined && base !== null) {
-      ok.resourceBase =
-        base.tag === 'directory'
-          ? { kind: 'directory', path: base.val }
-          : base.tag === 'url'
-            ? { kind: 'url', url: base.val }
-            : { kind: 'opaque', description: base.val };
-    }
-    ok.content = value.content;
-    const recorded = returned.val.loaded;
-    const loaded =
-      recorded === undefined || recorded === null
-        ? null
-        : { name: recorded.name, provider: recorded.provider, bodyDigest: recorded.bodyDigest ?? null };
-    return { ok: keepKeyOrder(ok), text, loaded };
+    const check = this.#check('invoke');
+    if (this.#recall === null) return outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], host), argumentsText, check);
+    const recalled = await this.#recall.invoke(host, argumentsText);
+    if (recalled !== undefined) return recalled;
+    const recording = this.#recall.record(new Host({ registry, cwd: cwd ?? null }));
+    const outcome = outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], recording), argumentsText, check);
+    this.#recall.invoked(recording, argumentsText, outcome);
+    return outcome;
   }
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
@@ -177,6 +173,35 @@ export class Plugin {
     this.#check('expand').text(() => 'the expansion', returned.val);
     return returned.val;
   }
+}
+
+/** A `skill` call's result, checked, as `Plugin.invoke` returns it. */
+function outcomeOf(returned, argumentsText, check) {
+  validateToolResult(returned, argumentsText, check);
+  if (returned.tag === 'err') return { error: returned.val };
+  const { text } = returned.val;
+  if (returned.val.value.tag === 'matches') {
+    const matches = returned.val.value.val.map(({ name, description }) => ({ name, description }));
+    return { ok: keepKeyOrder({ matches }), text, loaded: null };
+  }
+  const value = returned.val.value.val;
+  const ok = { name: value.name, provider: value.provider };
+  const base = value.resourceBase;
+  if (base !== undefined && base !== null) {
+    ok.resourceBase =
+      base.tag === 'directory'
+        ? { kind: 'directory', path: base.val }
+        : base.tag === 'url'
+          ? { kind: 'url', url: base.val }
+          : { kind: 'opaque', description: base.val };
+  }
+  ok.content = value.content;
+  const recorded = returned.val.loaded;
+  const loaded =
+    recorded === undefined || recorded === null
+      ? null
+      : { name: recorded.name, provider: recorded.provider, bodyDigest: recorded.bodyDigest ?? null };
+  return { ok: keepKeyOrder(ok), text, loaded };
 }
 
 function messageToWit(data) {

@@ -1,0 +1,129 @@
+// Calls answered without running the plugin again. A plugin's memory is
+// invisible in what it returns (docs/spec.md §9.2): a call's result is a
+// function of its inputs and of what its imports answered. So a `skill` call
+// with the arguments of an earlier one, whose registry reads get the same
+// answers again, returns that call's (already checked) outcome; and a
+// pre-step with the context of the session's last steady step, which read
+// nothing and decided nothing, leaves the proposal as that one did. The host
+// asks the registry what the plugin asked, as the plugin would; only the
+// crossing into the sandbox is saved. Opt-in per `Plugin` (the drop-in).
+
+/** The component's imports (wit/world.wit): what a `Recording` forwards. */
+const IMPORTS = ['snapshot', 'listSkills', 'getSkill', 'listUserMessages', 'getUserMessage', 'proposedMessages', 'decide'];
+
+/** The imports that only read the registry: a call that made no others can be recalled. */
+const REGISTRY_READS = new Set(['snapshot', 'listSkills', 'getSkill']);
+
+/** The most `skill` calls remembered (by their argument text), and sessions (by key). */
+const MAX_CALLS = 64;
+const MAX_SESSIONS = 1024;
+
+/**
+ * A host that forwards every import to `host` and keeps what each was asked
+ * and answered, in order (`reads`), and whether anything but a registry read
+ * was made (`other`).
+ */
+class Recording {
+  reads = [];
+  other = false;
+
+  constructor(host) {
+    for (const name of IMPORTS) {
+      this[name] = (...args) => {
+        const answer = host[name](...args);
+        if (!REGISTRY_READS.has(name)) {
+          this.other = true;
+          return answer;
+        }
+        const read = { name, args, answer };
+        this.reads.push(read);
+        if (!(answer instanceof Promise)) return answer;
+        return answer.then((value) => {
+          read.answer = value;
+          return value;
+        });
+      };
+    }
+  }
+}
+
+/** Whether two import answers (jco's values: objects, arrays, strings, numbers, BigInts, undefined) are equal. */
+export function sameAnswer(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index += 1) if (!sameAnswer(a[index], b[index])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (!Object.hasOwn(b, key) || !sameAnswer(a[key], b[key])) return false;
+  return true;
+}
+
+/** Puts `key` → `value` in `map`, dropping the oldest entry past `max`. */
+function remember(map, key, value, max) {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value);
+}
+
+export class Recall {
+  /** Argument text → `{ reads, outcome }` of the last `skill` call with it. */
+  #calls = new Map();
+  /** Session key → the context of its last steady pre-step. */
+  #steady = new Map();
+
+  /** A host recording the imports of one call, to hand to the sandbox instead of `host`. */
+  record(host) {
+    return new Recording(host);
+  }
+
+  /**
+   * The outcome of the last `skill` call with `argumentsText`, if asking
+   * `host` what that call read gives the same answers; else undefined.
+   */
+  async invoke(host, argumentsText) {
+    const earlier = this.#calls.get(argumentsText);
+    if (earlier === undefined) return undefined;
+    for (const { name, args, answer } of earlier.reads) {
+      let now = host[name](...args);
+      if (now instanceof Promise) now = await now;
+      if (!sameAnswer(now, answer)) return undefined;
+    }
+    return earlier.outcome;
+  }
+
+  /** Keeps a `skill` call's outcome if it read nothing but the registry. */
+  invoked(recording, argumentsText, outcome) {
+    if (!recording.other) remember(this.#calls, argumentsText, { reads: recording.reads, outcome }, MAX_CALLS);
+  }
+
+  /** Whether a pre-step with `context` (the WIT step context) is the session's last steady one again. */
+  steady(context) {
+    const earlier = this.#steady.get(context.session);
+    return earlier !== undefined && isSteady(context) && sameAnswer(earlier, context);
+  }
+
+  /** Keeps a pre-step's context if it read nothing and decided nothing: it left the proposal as it was. */
+  stepped(recording, context) {
+    if (recording.reads.length === 0 && !recording.other && isSteady(context)) {
+      remember(this.#steady, context.session, context, MAX_SESSIONS);
+    } else {
+      this.#steady.delete(context.session);
+    }
+  }
+}
+
+/** A step context a steady step can have: a held revision, nothing proposed, no abort. */
+function isSteady(context) {
+  return (
+    context.registryRevision !== undefined &&
+    context.registryRevision !== null &&
+    !context.aborted &&
+    context.proposal.tag === 'enter' &&
+    context.proposal.val === 0
+  );
+}

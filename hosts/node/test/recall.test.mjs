@@ -1,0 +1,106 @@
+// Calls answered without crossing into the sandbox (src/recall.mjs): a
+// repeated `skill` call whose registry reads answer as before, and a repeated
+// steady pre-step, give what the component gave; anything that changes what
+// the component would read crosses again.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { PLUGINS, createHarness } from '../dsh-harness/harness.mjs';
+import { sameAnswer } from '../src/recall.mjs';
+
+const SKILLS = [
+  { name: 'pdf-forms', description: 'Fill PDF forms.', content: '# PDF forms\nUse the form filler.' },
+  { name: 'release-notes', description: 'Write release notes.', content: '# Release notes\nList the changes.' },
+];
+
+/** A harness on the drop-in that counts the calls that crossed into the sandbox, by name. */
+async function counted(recall, options = {}) {
+  const crossed = {};
+  const plugin = {
+    ...PLUGINS.dropIn,
+    apply: (ctx, config) =>
+      PLUGINS.dropIn.apply(ctx, config, { recall, onCall: (name) => void (crossed[name] = (crossed[name] ?? 0) + 1) }),
+  };
+  const harness = await createHarness({ plugin, skills: SKILLS, ...options });
+  return { harness, crossed };
+}
+
+test('answers compare by value: BigInts, undefined, nesting and key sets', () => {
+  assert.ok(sameAnswer({ tag: 'ok', val: [{ a: 1n, b: undefined }] }, { tag: 'ok', val: [{ a: 1n, b: undefined }] }));
+  assert.ok(!sameAnswer({ a: 1n }, { a: 2n }));
+  assert.ok(!sameAnswer({ a: undefined }, {}));
+  assert.ok(!sameAnswer([1], { 0: 1 }));
+  assert.ok(!sameAnswer({ val: 'x' }, { val: 'y' }));
+  assert.ok(!sameAnswer(null, {}));
+});
+
+test('a repeated skill call is the same result without crossing; an edited skill crosses again', async () => {
+  const { harness, crossed } = await counted(true);
+  const published = await createHarness({ plugin: PLUGINS.published, skills: SKILLS });
+  const first = await harness.invoke({ name: 'pdf-forms' });
+  const second = await harness.invoke({ name: 'pdf-forms' });
+  assert.deepEqual(second, first);
+  assert.deepEqual(second, await published.invoke({ name: 'pdf-forms' }));
+  assert.equal(crossed.invoke, 1);
+
+  // Another name, an unknown name and a bad argument are calls of their own.
+  await harness.invoke({ name: 'release-notes' });
+  const unknown = await harness.invoke({ name: 'no-such-skill' });
+  assert.deepEqual(await harness.invoke({ name: 'no-such-skill' }), unknown);
+  assert.equal(crossed.invoke, 3);
+
+  // The registry answers otherwise: the component decides again, on what it reads now.
+  const edited = SKILLS.map((skill) => (skill.name === 'pdf-forms' ? { ...skill, content: '# PDF forms\nEdited.' } : skill));
+  harness.setSkills(edited);
+  published.setSkills(edited);
+  const after = await harness.invoke({ name: 'pdf-forms' });
+  assert.equal(crossed.invoke, 4);
+  assert.match(after.value.content, /Edited\./);
+  assert.deepEqual(after, await published.invoke({ name: 'pdf-forms' }));
+  harness.setSkills(SKILLS.filter((skill) => skill.name !== 'pdf-forms'));
+  published.setSkills(SKILLS.filter((skill) => skill.name !== 'pdf-forms'));
+  const gone = await harness.invoke({ name: 'pdf-forms' });
+  assert.equal(crossed.invoke, 5);
+  assert.deepEqual(gone, await published.invoke({ name: 'pdf-forms' }));
+});
+
+test('a steady pre-step is recalled until the session or the registry moves', async () => {
+  const { harness, crossed } = await counted(true);
+  const published = await createHarness({ plugin: PLUGINS.published, skills: SKILLS });
+  for (const h of [harness, published]) await h.preStep({ messages: ['hello'] });
+  const before = crossed['pre-step'];
+  for (let index = 0; index < 5; index += 1) assert.deepEqual(await harness.preStep(), await published.preStep());
+  // The first step after the catalog reads the session; the second is the
+  // component's steady step (no import), kept; the last three are recalled.
+  assert.equal(crossed['pre-step'], before + 2);
+
+  // An assistant turn leaves the history version (user-role messages, spec
+  // §5.5) as it was: still recalled. A user's message is proposed: it crosses.
+  for (const h of [harness, published]) h.appendTurn('Done.');
+  assert.deepEqual(await harness.preStep(), await published.preStep());
+  assert.equal(crossed['pre-step'], before + 2);
+  assert.deepEqual(await harness.preStep({ messages: ['and now?'] }), await published.preStep({ messages: ['and now?'] }));
+  assert.equal(crossed['pre-step'], before + 3);
+
+  // A registry change: the catalog is published again, exactly as the published plugin does.
+  const more = [...SKILLS, { name: 'sql-queries', description: 'Write SQL.', content: '# SQL' }];
+  harness.setSkills(more);
+  published.setSkills(more);
+  const changed = await harness.preStep();
+  assert.deepEqual(changed, await published.preStep());
+  assert.equal(changed.messages.length, 1);
+  assert.equal(crossed['pre-step'], before + 4);
+  assert.deepEqual(harness.events(), published.events());
+});
+
+test('without recall every call crosses', async () => {
+  const { harness, crossed } = await counted(false);
+  await harness.preStep({ messages: ['hello'] });
+  for (let index = 0; index < 3; index += 1) {
+    await harness.invoke({ name: 'pdf-forms' });
+    await harness.preStep();
+  }
+  assert.equal(crossed.invoke, 3);
+  assert.equal(crossed['pre-step'], 4);
+});
