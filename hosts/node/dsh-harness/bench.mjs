@@ -9,7 +9,10 @@
 // events whose catalog was published by a real pre-step and is still
 // visible. Timed, in alternating blocks of samples of each plugin: the steady
 // `agent/pre-step` waterfall (nothing to publish, which the bench checks) and
-// the `skill` tool call through the tool runtime.
+// the `skill` tool call through the tool runtime, repeated (the drop-in
+// answers a repeat from the earlier call once the registry's answers are the
+// same, src/recall.mjs) and as the first call of a name (a drop-in with
+// `recall: false`, every call crossing into the sandbox).
 // With --growing, a model turn is recorded (untimed) before each step, so
 // each step sees a longer session than the last, as in an agent loop.
 // With --alone, each plugin is timed on its own, one after the other, so
@@ -120,6 +123,12 @@ async function timedSideBySide(iterations, warmup, runs) {
   return samples.map(summary);
 }
 
+/**
+ * The drop-in with every call crossing into the sandbox (`recall: false`):
+ * what the first `skill` call of a name costs, which no earlier call can answer.
+ */
+const CROSSING = { ...PLUGINS.dropIn, apply: (ctx, config) => PLUGINS.dropIn.apply(ctx, config, { recall: false }) };
+
 /** A harness for `plugin` with `skillCount` skills and `eventCount` events, its catalog published and still visible. */
 async function prepare(plugin, skillCount, eventCount, growing) {
   const generated = skills(skillCount);
@@ -164,12 +173,17 @@ async function measure(skillCount, eventCount, { iterations, warmup, alone, only
   }
   const published = await prepare(PLUGINS.published, skillCount, eventCount, growing);
   const ours = await prepare(PLUGINS.dropIn, skillCount, eventCount, growing);
+  const crossing = await prepare(CROSSING, skillCount, eventCount, growing);
   const [publishedStep, oursStep] = await timedSideBySide(iterations, warmup, [published.steady, ours.steady]);
-  const [publishedLoad, oursLoad] = await timedSideBySide(loads, Math.min(warmup, 20), [published.load, ours.load]);
+  const [publishedLoad, oursLoad, crossingLoad] = await timedSideBySide(loads, Math.min(warmup, 20), [
+    published.load,
+    ours.load,
+    crossing.load,
+  ]);
   return {
     events: ours.harness.session.seq,
     published: { preStep: publishedStep, tool: publishedLoad },
-    ours: { preStep: oursStep, tool: oursLoad },
+    ours: { preStep: oursStep, tool: oursLoad, crossing: crossingLoad },
   };
 }
 
@@ -190,17 +204,17 @@ if (!chosen.json) {
   const lines = [
     `Node ${process.version}; ${chosen.iterations} iterations after ${chosen.warmup} warm-up${chosen.growing ? ', one model turn recorded before each step' : ''}; medians (p90).`,
     '',
-    '| skills | events | steady pre-step: published | drop-in | speed-up | `skill` call: published | drop-in | speed-up |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| skills | events | steady pre-step: published | drop-in | speed-up | `skill` call: published | drop-in | speed-up | first call of a name | speed-up |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   const cell = (result, field) => (result === null ? '–' : `${format(result[field].median)}`);
   for (const { skills: count, events, published, ours } of rows) {
     if (published === null || ours === null) {
-      lines.push(`| ${count} | ${events} | ${cell(published, 'preStep')} | ${cell(ours, 'preStep')} | – | ${cell(published, 'tool')} | ${cell(ours, 'tool')} | – |`);
+      lines.push(`| ${count} | ${events} | ${cell(published, 'preStep')} | ${cell(ours, 'preStep')} | – | ${cell(published, 'tool')} | ${cell(ours, 'tool')} | – | – | – |`);
       continue;
     }
     lines.push(
-      `| ${count} | ${events} | ${format(published.preStep.median)} (${format(published.preStep.p90)}) | ${format(ours.preStep.median)} (${format(ours.preStep.p90)}) | ${ratio(published.preStep.median, ours.preStep.median)} | ${format(published.tool.median)} | ${format(ours.tool.median)} | ${ratio(published.tool.median, ours.tool.median)} |`,
+      `| ${count} | ${events} | ${format(published.preStep.median)} (${format(published.preStep.p90)}) | ${format(ours.preStep.median)} (${format(ours.preStep.p90)}) | ${ratio(published.preStep.median, ours.preStep.median)} | ${format(published.tool.median)} | ${format(ours.tool.median)} | ${ratio(published.tool.median, ours.tool.median)} | ${format(ours.crossing.median)} | ${ratio(published.tool.median, ours.crossing.median)} |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
