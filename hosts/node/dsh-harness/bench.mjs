@@ -214,7 +214,7 @@ if (!chosen.json) {
       continue;
     }
     lines.push(
-      `| ${count} | ${events} | ${format(published.preStep.median)} (${format(published.preStep.p90)}) | ${format(ours.preStep.median)} (${format(ours.preStep.p90)}) | ${ratio(published.preStep.median, ours.preStep.median)} | ${format(published.tool.median)} | ${format(ours.tool.median)} | ${ratio(published.tool.median, ours.tool.median)} | ${format(ours.crossing.median)} | ${ratio(published.tool.median, ours.crossing.median)} |`,
+      `| ${count} | ${events} | ${format(published.preStep.median)} (${format(published.preStep.p90)}) | ${format(ours.preStep.median)} (${format(ours.preStep.p90)}) | ${ratio(published.preStep.median, ours.preStep.median)} | ${format(published.tool.median)} | ${format(ours.tool.median)} | ${ratio(published.tool.median, ours.tool.median)} | ${ours.crossing ? format(ours.crossing.median) : '–'} | ${ours.crossing ? ratio(published.tool.median, ours.crossing.median) : '–'} |`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
