@@ -21,7 +21,9 @@
 //    (§7); both sides are compared with sorted keys.
 // 4. Steps that decide nothing (`compact`, skill and provider changes,
 //    `tool-view`) record nothing in the harness and `{}` in replay; they
-//    are left out of the comparison.
+//    are left out of the comparison. (`restart`, a new process over the
+//    same session, has no replay step at all: skill-host reads everything
+//    from the session on every step anyway.)
 //
 // Nothing else is normalised: the texts, sources and values are compared
 // as recorded.
@@ -35,6 +37,7 @@ const skill = (name, description, extra = {}) => ({ name, description, content: 
 const PDF = skill('pdf-forms', 'Fill and check PDF forms.');
 const PDF_V2 = { ...PDF, description: 'Fill, check and sign PDF forms.', content: '# pdf-forms\n\nSteps for pdf-forms, version 2.' };
 const RELEASE = skill('release-notes', 'Draft release notes from merged pull requests.');
+const RELEASE_V2 = { ...RELEASE, content: '# release-notes\n\nSteps for release-notes, now with a changelog.' };
 const REVIEW = skill('review-pr', 'Review a pull request for correctness, tests and style.');
 const TRIAGE = skill('triage-bug', 'Triage a bug report: reproduce it, find the cause, suggest a fix.');
 const DEPLOY = skill('deploy-production', 'Deploy to production.', {
@@ -95,14 +98,27 @@ export const MODE_SCENARIOS = [
       { op: 'pre-step', messages: ['start'] },
       { op: 'invoke', name: 'pdf-forms' },
       { op: 'invoke', name: 'release-notes' },
+      { op: 'invoke', args: { name: 'no-such-skill' } },
       { op: 'pre-step' },
       { op: 'provider', change: { skills: [PDF_V2, RELEASE, REVIEW] } },
       { op: 'pre-step' },
       { op: 'pre-step' },
+      // A new process reads the loads and the notice given from the session: nothing is said twice.
+      { op: 'restart' },
+      { op: 'provider', change: { skills: [PDF_V2, RELEASE, { ...REVIEW, description: 'Review a pull request.' }] } },
+      { op: 'pre-step' },
       { op: 'provider', change: { skills: [RELEASE, REVIEW] } },
+      { op: 'pre-step' },
+      { op: 'restart' },
       { op: 'pre-step' },
       { op: 'compact' },
       { op: 'pre-step', messages: ['continue'] },
+      { op: 'pre-step' },
+      // Loaded again, then changed again: said again.
+      { op: 'invoke', name: 'release-notes' },
+      { op: 'provider', change: { skills: [RELEASE_V2, REVIEW] } },
+      { op: 'pre-step' },
+      { op: 'restart' },
       { op: 'pre-step' },
     ],
   },
@@ -294,6 +310,8 @@ export function toReplayScenario(scenario) {
       case 'tool-view':
         toolView = step.view;
         break;
+      case 'restart':
+        break;
       default:
         throw new Error(`no §7 counterpart for step op ${step.op}`);
     }
@@ -302,18 +320,49 @@ export function toReplayScenario(scenario) {
 }
 
 /**
- * Runs `scenario` in the harness with `plugin` (the drop-in by default), as
- * an agent loop would: each tool call's result is appended to the session
- * as the loop records it (`tool/result`, the runtime's content, source
- * `{ kind: 'tool', callId }`). Returns what each deciding step observed.
+ * One model tool call as the harness's agent loop makes and records it
+ * (dsh-agent-loop's `executeToolCalls`): a `tool/call` event, the call
+ * through the tool runtime with that `callId`, and its `tool/result` (the
+ * runtime's content, source `{ kind: 'tool', callId }`, and its `meta` when
+ * the tool gave one, unless `keepMeta` is false: a loop that drops it).
+ * Returns the runtime's result.
  */
-export async function runInHarness(scenario, plugin = PLUGINS.dropIn) {
-  const harness = await createHarness({
+export async function agentLoopCall(harness, args, callId, { keepMeta = true } = {}) {
+  const { session } = harness;
+  const callSeq = session.append('tool/call', { turn: 1, step: 1, callId, name: 'skill', arguments: JSON.stringify(args) }).seq;
+  const result = await harness.ctx.tools.execute({ signal: new AbortController().signal, callId, name: 'skill', arguments: args, agent: harness.agent });
+  session.append(
+    'tool/result',
+    {
+      turn: 1,
+      step: 1,
+      message: createToolResultMessage({ callId, content: result.content, isError: result.isError }),
+      ...(result.error?.info ? { error: result.error.info } : {}),
+      ...(keepMeta && result.meta !== undefined ? { meta: result.meta } : {}),
+    },
+    { surfaceOp: 'append', sourceEventSeqs: [callSeq] },
+  );
+  return JSON.parse(JSON.stringify(result));
+}
+
+/**
+ * Runs `scenario` in the harness with `plugin` (the drop-in by default), as
+ * an agent loop would: each tool call is made and recorded as the loop
+ * does (`agentLoopCall`, with `options.keepMeta`). A `restart` step carries
+ * the session on into a new harness (a new process: nothing of the old
+ * one's memory), with the skills, provider and tool view as they are.
+ * Returns what each deciding step observed.
+ */
+export async function runInHarness(scenario, plugin = PLUGINS.dropIn, options = {}) {
+  const setup = {
     plugin,
     config: scenario.config ?? {},
     skills: scenario.skills ?? [],
     providerSkills: scenario.providerSkills ?? null,
-  });
+  };
+  let harness = await createHarness(setup);
+  let provider = null;
+  let toolView = 'visible';
   const observed = [];
   let calls = 0;
   for (const step of scenario.steps) {
@@ -321,30 +370,32 @@ export async function runInHarness(scenario, plugin = PLUGINS.dropIn) {
       case 'pre-step':
         observed.push(await harness.preStep(step));
         break;
-      case 'invoke': {
-        const result = await harness.invoke(step.args ?? { name: step.name });
+      case 'invoke':
         calls += 1;
-        const callId = `modes-call-${calls}`;
-        harness.session.append(
-          'tool/result',
-          { turn: 1, step: 1, message: createToolResultMessage({ callId, content: result.content, isError: result.isError }) },
-          { surfaceOp: 'append' },
-        );
-        observed.push(result);
+        observed.push(await agentLoopCall(harness, step.args ?? { name: step.name }, `modes-call-${calls}`, options));
         break;
-      }
       case 'compact':
         harness.compact();
         break;
       case 'set-skills':
         harness.setSkills(step.skills);
+        setup.skills = step.skills;
         break;
       case 'provider':
         harness.steerProvider(step.change);
+        provider = { ...provider, ...step.change };
         break;
       case 'tool-view':
         harness.setToolView(step.view);
+        toolView = step.view;
         break;
+      case 'restart': {
+        const { events, header } = harness.session;
+        harness = await createHarness({ ...setup, events: [...events], cwd: header.cwd });
+        if (provider !== null) harness.steerProvider(provider);
+        harness.setToolView(toolView);
+        break;
+      }
       default:
         throw new Error(`unknown step op ${step.op}`);
     }

@@ -21,7 +21,7 @@ import { embeddedComponent } from '../src/component.mjs';
 import { HostError } from '../src/errors.mjs';
 import { Plugin } from '../src/plugin.mjs';
 import { DEFAULT_LIMITS } from '../src/sandbox.mjs';
-import { HarnessCallContext, HarnessSessions, HarnessSkills, wellFormed } from './bridge.mjs';
+import { HarnessCallContext, HarnessSessions, HarnessSkills, loadMeta, wellFormed } from './bridge.mjs';
 
 const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -102,6 +102,19 @@ function componentConfig(config = {}) {
       ? String(value)
       : value,
   );
+}
+
+/**
+ * Whether the component's configuration text (which it accepted, so JSON
+ * or blank) turns `loadedSkills` on: the drop-in then carries each load into
+ * the session and gives the component body digests (bridge.mjs).
+ */
+function recordsLoads(configText) {
+  try {
+    return JSON.parse(configText)?.loadedSkills === true;
+  } catch {
+    return false;
+  }
 }
 
 /** `plugin.wasm` beside package.json, written by `npm run pack` (or `npm run component`). */
@@ -299,12 +312,18 @@ export async function apply(ctx, config = {}, options = {}) {
     await plugin.close();
     throw error;
   }
-  const skills = new HarnessSkills(ctx);
-  const sessions = new HarnessSessions();
+  // With `loadedSkills` (docs/spec.md §3.12) each load reaches the session
+  // as the result's `meta`, and snapshots carry body digests (bridge.mjs);
+  // without it, none of this runs.
+  const loadedSkills = recordsLoads(options.componentConfig ?? componentConfig(config));
+  const skills = new HarnessSkills(ctx, { bodyDigests: loadedSkills });
+  const sessions = new HarnessSessions({ loads: loadedSkills });
   const definition = await plugin.definition();
   // The component's text for each value the tool returned (the last 64):
   // the runtime may render a value more than once.
   const rendered = new Map();
+  // With `loadedSkills`, the load each value recorded (the last 64), for its `meta`.
+  const loads = loadedSkills ? new Map() : null;
   const tool = defineTool({
     name: definition.name,
     description: definition.description,
@@ -314,6 +333,10 @@ export async function apply(ctx, config = {}, options = {}) {
       // A value the tool did not return (a `tools/post-execute` listener
       // replaced it) is rendered as the published plugin renders a skill (renderValue).
       render: (_args, value) => [{ type: 'text', text: rendered.get(JSON.stringify(value)) ?? renderValue(value) }],
+      // With `loadedSkills`: the load, persisted by the agent loop with the
+      // `tool/result` event (bridge.mjs `loadMeta`); null for a value that
+      // recorded none (a search, or a value a listener put in place).
+      ...(loads === null ? {} : { presentationMeta: (_args, value) => loadMeta(loads.get(JSON.stringify(value))) }),
     },
     async execute(args, exec) {
       const lookup = { cwd: exec.agent?.session.header.cwd, signal: exec.signal, scope: exec.agent };
@@ -324,6 +347,16 @@ export async function apply(ctx, config = {}, options = {}) {
       rendered.delete(key);
       if (rendered.size >= 64) rendered.delete(rendered.keys().next().value);
       rendered.set(key, outcome.text);
+      if (loads !== null && outcome.loaded !== null) {
+        loads.delete(key);
+        if (loads.size >= 64) loads.delete(loads.keys().next().value);
+        loads.set(key, outcome.loaded);
+        // For a loop that writes the result without its `meta`; a nested
+        // call's result is not the session's (the harness gives it no `meta` either).
+        const session = exec.agent?.session;
+        if (session !== undefined && exec.parent === undefined) sessions.remember(session, exec.callId, outcome.loaded);
+        skills.loaded(lookup, outcome.loaded);
+      }
       return outcome.ok;
     },
     presentCall,
@@ -340,9 +373,11 @@ export async function apply(ctx, config = {}, options = {}) {
     // decision keeps the harness's own messages.
     const proposed = decision.messages.map(wellFormed);
     const original = new Map(proposed.map((message, index) => [message, decision.messages[index]]));
+    const session = sessions.of(agent.session);
     const outcome = await plugin.preStep(
-      skills.view(lookup),
-      sessions.of(agent.session),
+      // A new snapshot digests the bodies of the session's visible loads (with `loadedSkills`).
+      skills.view(lookup, session),
+      session,
       { cwd: lookup.cwd, toolView, aborted: () => signal.aborted },
       { enter: proposed },
       HarnessCallContext,

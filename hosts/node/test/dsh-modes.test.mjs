@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,8 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { PLUGINS, createHarness, runScenario } from '../dsh-harness/harness.mjs';
-import { MODE_SCENARIOS, harnessRecords, replayRecords, runInHarness, toReplayScenario } from '../dsh-harness/modes.mjs';
+import { MODE_SCENARIOS, agentLoopCall, harnessRecords, replayRecords, runInHarness, toReplayScenario } from '../dsh-harness/modes.mjs';
+import { bodyDigest } from '../dsh/bridge.mjs';
 
 const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -46,40 +48,101 @@ function assertSameSteps(harness, replayed) {
   }
 }
 
-/** A decision record without the `skill-notice` messages in it (spec §3.12). */
-function withoutNotices(record) {
-  return { ...record, messages: record.messages.filter((message) => message.source.kind !== 'skill-notice') };
-}
-
-/**
- * Where the two hosts part today, found by these tests; everything else
- * must agree. With `loadedSkills`, the harness records each tool result
- * itself (`tool/result`, source `{ kind: 'tool', callId }`, as its agent
- * loop does and as runInHarness does), and the drop-in's `execute` returns
- * the value alone: the load the component asks to record (`loaded`, spec
- * §3.12) never reaches the session, so the drop-in gives no notice, where
- * skill-host records the load and says that `pdf-forms` changed, then went,
- * and recalls `release-notes` after compaction. (The harness's registry
- * lists no body digests either, so a changed body could not be told even
- * with the load recorded.) The drop-in decides everything else the same:
- * at those steps its record is skill-host's without the notices.
- */
-const KNOWN_DIFFERENCES = new Map([
-  ['loadedSkills: a loaded skill that changed, then went, and loads compaction hid', { withoutNotices: [4, 6, 7] }],
-]);
-
 for (const [index, scenario] of MODE_SCENARIOS.entries()) {
   test(`mode through Config, as skill-host replay decides it: ${scenario.name}`, async () => {
     const replayed = replayRecords(scenario, replay(toReplayScenario(scenario), `mode-${index}`));
-    const harness = harnessRecords(await runInHarness(scenario));
-    const parted = KNOWN_DIFFERENCES.get(scenario.name)?.withoutNotices ?? [];
-    for (const step of parted) {
-      assert.notDeepEqual(harness[step], replayed[step], `deciding step ${step} agrees now: update KNOWN_DIFFERENCES`);
-      replayed[step] = withoutNotices(replayed[step]);
-    }
-    assertSameSteps(harness, replayed);
+    assertSameSteps(harnessRecords(await runInHarness(scenario)), replayed);
   });
 }
+
+const LOADED_SKILLS = MODE_SCENARIOS.find((scenario) => scenario.config.loadedSkills === true);
+
+/** The sources of the `skill-notice` messages of each deciding step (spec §3.12). */
+function notices(records) {
+  return records.map((record) => (record.messages ?? []).filter((message) => message.source.kind === 'skill-notice').map((message) => message.source));
+}
+
+test('loadedSkills: the scenario gives the changed, gone and reload notices, each once, across restarts', async () => {
+  const given = notices(harnessRecords(await runInHarness(LOADED_SKILLS)));
+  const forms = given.flatMap((step, index) => step.map((source) => `${index} ${source.form} ${source.name ?? source.names}`));
+  assert.deepEqual(forms, ['5 changed pdf-forms', '8 gone pdf-forms', '10 reload release-notes', '13 changed release-notes']);
+});
+
+test('loadedSkills through a loop that keeps no meta: the load is carried by its callId while the process lives', async () => {
+  const scenario = { ...LOADED_SKILLS, steps: LOADED_SKILLS.steps.filter((step) => step.op !== 'restart') };
+  const replayed = replayRecords(scenario, replay(toReplayScenario(scenario), 'loaded-no-meta'));
+  assertSameSteps(harnessRecords(await runInHarness(scenario, PLUGINS.dropIn, { keepMeta: false })), replayed);
+  // After a restart the memory is gone: the loads before it are not read again (the limit the docs state).
+  const restarted = notices(harnessRecords(await runInHarness(LOADED_SKILLS, PLUGINS.dropIn, { keepMeta: false })));
+  assert.deepEqual(restarted[8], []);
+  assert.deepEqual(restarted[10], []);
+});
+
+/**
+ * A harness whose provider `counted` counts the registry's loads (`get`)
+ * of its skills, and can announce a change.
+ */
+async function countedHarness(config) {
+  const counted = { gets: 0, invalidate: null };
+  const skills = [
+    { name: 'pdf-forms', description: 'Fill PDF forms.', content: 'Steps \ud800 for pdf-forms.' },
+    { name: 'release-notes', description: 'Draft release notes.', content: 'Steps for release notes.' },
+  ];
+  const harness = await createHarness({
+    plugin: PLUGINS.dropIn,
+    config,
+    mount: (ctx) =>
+      ctx.skills.registerProvider((control) => {
+        counted.invalidate = () => control.invalidate();
+        return {
+          name: 'counted',
+          list: async () => skills.map(({ content: _content, ...skill }) => ({ ...skill, source: 'counted', rank: 500, provider: 'counted', invocation: { modelInvocable: true, userInvocable: true }, locator: skill.name })),
+          get: async (candidate) => {
+            counted.gets += 1;
+            const skill = skills.find((entry) => entry.name === candidate.locator);
+            return { name: skill.name, description: skill.description, source: 'counted', provider: 'counted', invocation: candidate.invocation, content: skill.content };
+          },
+        };
+      }),
+  });
+  return { harness, counted };
+}
+
+test("loadedSkills: the load is the tool result's meta, the harness's own record otherwise unchanged, and digested bodies are the visible loads'", async () => {
+  const { harness, counted } = await countedHarness({ loadedSkills: true });
+  await harness.preStep({ messages: ['start'] });
+  await agentLoopCall(harness, { name: 'pdf-forms' }, 'call-a');
+  await agentLoopCall(harness, { name: 'missing-skill' }, 'call-b');
+  assert.equal(counted.gets, 1);
+  const results = harness.session.events.filter((event) => event.type === 'tool/result');
+  assert.deepEqual(results[0].data.message.source, { kind: 'tool', callId: 'call-a' });
+  // The spec's digest of the body (a lone surrogate read as U+FFFD), as skill-host computes it.
+  const digest = 'sha256:' + createHash('sha256').update('Steps \ufffd for pdf-forms.').digest('hex');
+  assert.equal(bodyDigest('Steps \ud800 for pdf-forms.'), digest);
+  assert.deepEqual(results[0].data.meta, { plugin: 'dsh-tool-skill', loaded: { name: 'pdf-forms', provider: 'counted', bodyDigest: digest } });
+  assert.equal(Object.hasOwn(results[1].data, 'meta'), false, 'a failed call records no load');
+  // A steady step asks the registry nothing; a new snapshot loads the visible loads' bodies only.
+  await harness.preStep();
+  assert.equal(counted.gets, 1);
+  counted.invalidate();
+  await harness.preStep();
+  assert.equal(counted.gets, 2);
+  harness.compact();
+  counted.invalidate();
+  await harness.preStep();
+  assert.equal(counted.gets, 2, 'a load compaction hid is not digested');
+});
+
+test('without loadedSkills the tool result has no meta and the steps load no bodies', async () => {
+  const { harness, counted } = await countedHarness({});
+  await harness.preStep({ messages: ['start'] });
+  await agentLoopCall(harness, { name: 'pdf-forms' }, 'call-a');
+  const [result] = harness.session.events.filter((event) => event.type === 'tool/result');
+  assert.deepEqual(Object.keys(result.data), ['turn', 'step', 'message']);
+  counted.invalidate();
+  await harness.preStep();
+  assert.equal(counted.gets, 1);
+});
 
 test("Config keeps the published key's default and texts, and passes the component's keys as given", () => {
   const { published, dropIn } = PLUGINS;
