@@ -12,7 +12,7 @@
 // the `skill` tool call through the tool runtime, repeated (the drop-in
 // answers a repeat from the earlier call once the registry's answers are the
 // same, src/recall.mjs) and as the first call of a name (a drop-in with
-// `recall: false`, every call crossing into the sandbox).
+// `recall: 'ahead'`, which recalls nothing).
 // With --growing, a model turn is recorded (untimed) before each step, so
 // each step sees a longer session than the last, as in an agent loop.
 // With --alone, each plugin is timed on its own, one after the other, so
@@ -124,10 +124,10 @@ async function timedSideBySide(iterations, warmup, runs) {
 }
 
 /**
- * The drop-in with every call crossing into the sandbox (`recall: false`):
- * what the first `skill` call of a name costs, which no earlier call can answer.
+ * The drop-in recalling no call (`recall: 'ahead'`): what the first `skill`
+ * call of a name costs, which no earlier call can answer.
  */
-const CROSSING = { ...PLUGINS.dropIn, apply: (ctx, config) => PLUGINS.dropIn.apply(ctx, config, { recall: false }) };
+const CROSSING = { ...PLUGINS.dropIn, apply: (ctx, config) => PLUGINS.dropIn.apply(ctx, config, { recall: 'ahead' }) };
 
 /** A harness for `plugin` with `skillCount` skills and `eventCount` events, its catalog published and still visible. */
 async function prepare(plugin, skillCount, eventCount, growing) {

@@ -286,7 +286,8 @@ function toolError(text) {
  *   `componentConfig` (the component's configuration text, instead of the
  *   one `config` means), `limits` (the sandbox's, src/sandbox.mjs),
  *   `cacheDir` (src/component.mjs), `onCall(name, ms)` (told of each call
- *   into the sandbox) and `recall` (src/recall.mjs; on unless false).
+ *   into the sandbox) and `recall` (src/recall.mjs: true unless given;
+ *   `'ahead'` recalls nothing but reads ahead, `false` does neither).
  */
 export async function apply(ctx, config = {}, options = {}) {
   let plugin;

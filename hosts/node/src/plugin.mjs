@@ -65,14 +65,15 @@ export class Plugin {
 
   constructor(sandbox, { recall = false } = {}) {
     this.#sandbox = sandbox;
-    this.#recall = recall ? new Recall() : null;
+    this.#recall = recall === false ? null : new Recall({ keep: recall !== 'ahead' });
   }
 
   /**
    * Loads `component` (bytes) and checks that it accepts `config` (JSON
-   * text). `options`: the sandbox's (`cacheDir`, `onCall`), and `recall`:
-   * answer a repeated `skill` call and a repeated steady pre-step from the
-   * earlier one (src/recall.mjs).
+   * text). `options`: the sandbox's (`cacheDir`, `onCall`), and `recall`
+   * (src/recall.mjs): `true` answers a repeated `skill` call and a repeated
+   * steady pre-step from the earlier one and reads ahead for the others,
+   * `'ahead'` only reads ahead, `false` (the default) does neither.
    */
   static async create(component, config = '{}', limits = DEFAULT_LIMITS, options = {}) {
     return new Plugin(await Sandbox.create(component, config, limits, options), options);
@@ -149,8 +150,9 @@ export class Plugin {
     const check = this.#check('invoke');
     if (this.#recall === null) return outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], host), argumentsText, check);
     const recalled = await this.#recall.invoke(host, argumentsText);
-    if (recalled !== undefined) return recalled;
+    if (recalled.outcome !== undefined) return recalled.outcome;
     const recording = this.#recall.record(new Host({ registry, cwd: cwd ?? null }));
+    recording.preloads = recalled.preloads;
     const outcome = outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], recording), argumentsText, check);
     this.#recall.invoked(recording, argumentsText, outcome);
     return outcome;

@@ -6,7 +6,9 @@
 // pre-step with the context of the session's last steady step, which read
 // nothing and decided nothing, leaves the proposal as that one did. The host
 // asks the registry what the plugin asked, as the plugin would; only the
-// crossing into the sandbox is saved. Opt-in per `Plugin` (the drop-in).
+// crossing into the sandbox is saved. A `skill` call that cannot be recalled
+// is handed what it will read first, read ahead, so that it crosses once
+// rather than once per import. Opt-in per `Plugin` (the drop-in).
 
 /** The component's imports (wit/world.wit): what a `Recording` forwards. */
 const IMPORTS = ['snapshot', 'listSkills', 'getSkill', 'listUserMessages', 'getUserMessage', 'proposedMessages', 'decide'];
@@ -26,6 +28,8 @@ const MAX_SESSIONS = 1024;
 class Recording {
   reads = [];
   other = false;
+  /** Answers read ahead for the guest (`[{ name, args, answer }]`), or null: see src/sandbox.mjs. */
+  preloads = null;
 
   constructor(host) {
     for (const name of IMPORTS) {
@@ -45,6 +49,41 @@ class Recording {
       };
     }
   }
+
+  /** The guest took the first `count` preloaded answers, before any import it made across. */
+  preloadsUsed(count) {
+    this.reads = [...this.preloads.slice(0, count), ...this.reads];
+  }
+}
+
+/** Asks `host` import `name` with `args`: `{ name, args, answer }`. */
+async function read(host, name, args) {
+  let answer = host[name](...args);
+  if (answer instanceof Promise) answer = await answer;
+  return { name, args, answer };
+}
+
+/**
+ * What a `skill` call loading `name` reads first (docs/spec.md §3.3): the
+ * registry's winner of that name, then, when the winner is one the model may
+ * invoke, the skill itself. A guess read ahead for the guest, which takes
+ * only what it asks for.
+ */
+async function loadReads(host, argumentsText) {
+  let name;
+  try {
+    const value = JSON.parse(argumentsText);
+    if (typeof value === 'object' && value !== null && typeof value.name === 'string' && !Object.hasOwn(value, 'query')) {
+      name = value.name;
+    }
+  } catch {
+    name = undefined;
+  }
+  if (name === undefined) return [];
+  const listed = await read(host, 'listSkills', [name]);
+  const winners = listed.answer?.tag === 'ok' ? listed.answer.val : [];
+  if (winners.length !== 1 || winners[0].name !== name || winners[0].invocation?.modelInvocable !== true) return [listed];
+  return [listed, await read(host, 'getSkill', [name])];
 }
 
 /** Whether two import answers (jco's values: objects, arrays, strings, numbers, BigInts, undefined) are equal. */
@@ -73,6 +112,12 @@ function remember(map, key, value, max) {
 export class Recall {
   /** Argument text → `{ reads, outcome }` of the last `skill` call with it. */
   #calls = new Map();
+  /** Whether calls are kept to be recalled; without, answers are only read ahead (every call a first one). */
+  #keep;
+
+  constructor({ keep = true } = {}) {
+    this.#keep = keep;
+  }
   /** Session key → the context of its last steady pre-step. */
   #steady = new Map();
 
@@ -82,23 +127,27 @@ export class Recall {
   }
 
   /**
-   * The outcome of the last `skill` call with `argumentsText`, if asking
-   * `host` what that call read gives the same answers; else undefined.
+   * `{ outcome }` of the last `skill` call with `argumentsText`, if asking
+   * `host` what that call read gives the same answers; else `{ preloads }`,
+   * the answers just read, to hand to the guest: those of the earlier call's
+   * reads up to the first that differs, or, for arguments never seen, those
+   * a load by name reads first.
    */
   async invoke(host, argumentsText) {
     const earlier = this.#calls.get(argumentsText);
-    if (earlier === undefined) return undefined;
+    if (earlier === undefined) return { preloads: await loadReads(host, argumentsText) };
+    const preloads = [];
     for (const { name, args, answer } of earlier.reads) {
-      let now = host[name](...args);
-      if (now instanceof Promise) now = await now;
-      if (!sameAnswer(now, answer)) return undefined;
+      const now = await read(host, name, args);
+      preloads.push(now);
+      if (!sameAnswer(now.answer, answer)) return { preloads };
     }
-    return earlier.outcome;
+    return { outcome: earlier.outcome };
   }
 
   /** Keeps a `skill` call's outcome if it read nothing but the registry. */
   invoked(recording, argumentsText, outcome) {
-    if (!recording.other) remember(this.#calls, argumentsText, { reads: recording.reads, outcome }, MAX_CALLS);
+    if (this.#keep && !recording.other) remember(this.#calls, argumentsText, { reads: recording.reads, outcome }, MAX_CALLS);
   }
 
   /** Whether a pre-step with `context` (the WIT step context) is the session's last steady one again. */
@@ -109,7 +158,7 @@ export class Recall {
 
   /** Keeps a pre-step's context if it read nothing and decided nothing: it left the proposal as it was. */
   stepped(recording, context) {
-    if (recording.reads.length === 0 && !recording.other && isSteady(context)) {
+    if (this.#keep && recording.reads.length === 0 && !recording.other && isSteady(context)) {
       remember(this.#steady, context.session, context, MAX_SESSIONS);
     } else {
       this.#steady.delete(context.session);

@@ -531,6 +531,7 @@ export class Sandbox {
       guest.pending = {
         settle: (message) => {
           if (message.id !== id || timedOut !== null) return;
+          if (message.preloadsUsed > 0) host.preloadsUsed?.(message.preloadsUsed);
           finish(() => (message.trap ? failed(this.#classify(name, message.trap)) : resolve(message.result)));
         },
         fail: (error) => {
@@ -545,7 +546,11 @@ export class Sandbox {
         guest.pending.fail(new Error(`the plugin's thread exited (${guest.dead})`));
         return;
       }
-      guest.port.postMessage({ id, call: method, args });
+      // Answers the host read ahead for this call (src/recall.mjs): the
+      // guest takes each from here while it asks exactly these imports, in
+      // this order, and crosses for anything else.
+      const preloads = host?.preloads ?? null;
+      guest.port.postMessage(preloads === null ? { id, call: method, args } : { id, call: method, args, preloads });
       wakeUp(guest.wake, GUEST_WAKE);
       this.#pump(guest, sync).catch((error) => guest.pending?.fail(error));
     });

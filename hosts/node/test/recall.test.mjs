@@ -4,10 +4,17 @@
 // the component would read crosses again.
 
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 
 import { PLUGINS, createHarness } from '../dsh-harness/harness.mjs';
-import { sameAnswer } from '../src/recall.mjs';
+import { embeddedComponent } from '../src/component.mjs';
+import { CallContext } from '../src/host-imports.mjs';
+import { Recall, sameAnswer } from '../src/recall.mjs';
+import { DEFAULT_LIMITS, Sandbox } from '../src/sandbox.mjs';
+
+const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 const SKILLS = [
   { name: 'pdf-forms', description: 'Fill PDF forms.', content: '# PDF forms\nUse the form filler.' },
@@ -103,4 +110,90 @@ test('without recall every call crosses', async () => {
   }
   assert.equal(crossed.invoke, 3);
   assert.equal(crossed['pre-step'], 4);
+});
+
+/** A registry host for `skills` that counts what it is asked. */
+function countingHost(skills) {
+  const asked = [];
+  const summary = ({ name, description, modelInvocable = true }) => ({
+    name,
+    description,
+    invocation: { modelInvocable, userInvocable: true },
+    provider: 'test',
+    source: 'runtime',
+    path: undefined,
+    bodyDigest: undefined,
+  });
+  const host = new CallContext();
+  host.listSkills = (name) => {
+    asked.push(['listSkills', name]);
+    return { tag: 'ok', val: skills.filter((skill) => name === undefined || skill.name === name).map(summary) };
+  };
+  host.getSkill = (name) => {
+    asked.push(['getSkill', name]);
+    const skill = skills.find((entry) => entry.name === name);
+    return { tag: 'ok', val: skill && { ...summary(skill), resourceBase: undefined, content: skill.content } };
+  };
+  return { host, asked };
+}
+
+test('a first call is read ahead: a load by name gets the winner, then the skill when the model may load it', async () => {
+  const skills = [
+    { name: 'pdf-forms', description: 'Fill PDF forms.', content: '# PDF forms' },
+    { name: 'user-only', description: 'Only for users.', content: '# Secret', modelInvocable: false },
+  ];
+  const recall = new Recall();
+  const reads = async (args) => {
+    const { host } = countingHost(skills);
+    return (await recall.invoke(host, args)).preloads.map(({ name, args: asked }) => [name, ...asked]);
+  };
+  assert.deepEqual(await reads('{"name":"pdf-forms"}'), [['listSkills', 'pdf-forms'], ['getSkill', 'pdf-forms']]);
+  assert.deepEqual(await reads('{"name":"user-only"}'), [['listSkills', 'user-only']]);
+  assert.deepEqual(await reads('{"name":"no-such-skill"}'), [['listSkills', 'no-such-skill']]);
+  assert.deepEqual(await reads('{"query":"pdf"}'), []);
+  assert.deepEqual(await reads('not json'), []);
+});
+
+test('the guest takes answers read ahead only while it asks exactly for them, and crosses for the rest', async () => {
+  const skills = [{ name: 'pdf-forms', description: 'Fill PDF forms.', content: '# PDF forms\nUse the filler.' }];
+  const sandbox = await Sandbox.create(embeddedComponent(REPOSITORY), '{}', DEFAULT_LIMITS);
+  try {
+    const call = async (preloads) => {
+      const { host, asked } = countingHost(skills);
+      let used = 0;
+      host.preloads = preloads(host);
+      host.preloadsUsed = (count) => void (used = count);
+      const result = await sandbox.call('invoke', 'invoke', ['{"name":"pdf-forms"}'], host);
+      return { result, asked, used };
+    };
+    const crossing = await call(() => null);
+    assert.equal(crossing.result.tag, 'ok');
+    assert.deepEqual(crossing.asked, [['listSkills', 'pdf-forms'], ['getSkill', 'pdf-forms']]);
+
+    // Both reads handed over: the guest asks the host nothing.
+    const ahead = await call((host) => [
+      { name: 'listSkills', args: ['pdf-forms'], answer: host.listSkills('pdf-forms') },
+      { name: 'getSkill', args: ['pdf-forms'], answer: host.getSkill('pdf-forms') },
+    ]);
+    assert.deepEqual(ahead.result, crossing.result);
+    assert.equal(ahead.used, 2);
+    assert.deepEqual(ahead.asked, [['listSkills', 'pdf-forms'], ['getSkill', 'pdf-forms']]);
+
+    // A read the guest does not ask for first: nothing is taken, every import crosses.
+    const wrong = await call(() => [{ name: 'listSkills', args: ['other'], answer: { tag: 'ok', val: [] } }]);
+    assert.deepEqual(wrong.result, crossing.result);
+    assert.equal(wrong.used, 0);
+    assert.deepEqual(wrong.asked, [['listSkills', 'pdf-forms'], ['getSkill', 'pdf-forms']]);
+
+    // The first taken, the second differs: the guest crosses for the second.
+    const half = await call((host) => [
+      { name: 'listSkills', args: ['pdf-forms'], answer: host.listSkills('pdf-forms') },
+      { name: 'getSkill', args: ['other'], answer: { tag: 'ok', val: undefined } },
+    ]);
+    assert.deepEqual(half.result, crossing.result);
+    assert.equal(half.used, 1);
+    assert.deepEqual(half.asked, [['listSkills', 'pdf-forms'], ['getSkill', 'pdf-forms']]);
+  } finally {
+    await sandbox.close();
+  }
 });
