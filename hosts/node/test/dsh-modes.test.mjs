@@ -83,11 +83,12 @@ test('loadedSkills through a loop that keeps no meta: the load is carried by its
  * of its skills, and can announce a change.
  */
 async function countedHarness(config) {
-  const counted = { gets: 0, invalidate: null };
+  const counted = { gets: 0, invalidate: null, skills: null };
   const skills = [
     { name: 'pdf-forms', description: 'Fill PDF forms.', content: 'Steps \ud800 for pdf-forms.' },
     { name: 'release-notes', description: 'Draft release notes.', content: 'Steps for release notes.' },
   ];
+  counted.skills = skills;
   const harness = await createHarness({
     plugin: PLUGINS.dropIn,
     config,
@@ -131,6 +132,21 @@ test("loadedSkills: the load is the tool result's meta, the harness's own record
   counted.invalidate();
   await harness.preStep();
   assert.equal(counted.gets, 2, 'a load compaction hid is not digested');
+});
+
+test('loadedSkills: a load whose body the held snapshot contradicts (a change the registry did not announce) drops it', async () => {
+  const { harness, counted } = await countedHarness({ loadedSkills: true });
+  await harness.preStep({ messages: ['start'] });
+  await agentLoopCall(harness, { name: 'release-notes' }, 'call-a');
+  counted.invalidate();
+  assert.deepEqual(notices([harnessRecords([await harness.preStep()])[0]]), [[]]);
+  assert.equal(counted.gets, 2);
+  // The body changes unannounced; the model loads the new one, which the held snapshot's digest contradicts.
+  counted.skills[1].content = 'New steps for release notes.';
+  await agentLoopCall(harness, { name: 'release-notes' }, 'call-b');
+  const [step] = harnessRecords([await harness.preStep()]);
+  assert.equal(counted.gets, 4, 'a new snapshot loads the body again');
+  assert.deepEqual(notices([step]), [[]], 'the model has the body the registry serves: nothing to say');
 });
 
 test('without loadedSkills the tool result has no meta and the steps load no bodies', async () => {
