@@ -5,8 +5,8 @@
 //! and the example run on Node 22 with no cargo, rustc or skill-host on
 //! `PATH` and `HOME`/`XDG_CACHE_HOME` in the project's temporary folder. The
 //! model must see the skill catalog and load a skill through the `skill`
-//! tool, and the transpiled component must be cached in the per-user cache
-//! folder, not in the installed package.
+//! tool, from the translation of the component the tarball carries: the
+//! installed project holds no jco, and nothing is cached or written.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -72,6 +72,8 @@ fn the_packed_drop_in_runs_the_example_agent_without_rust() {
         &package,
         &["package.json", ".npmrc", "README.md", "scripts", "src", "dsh"],
     );
+    // Its packages (jco translates the component while packing), as installed.
+    std::os::unix::fs::symlink(repo_root().join("hosts/node/node_modules"), package.join("node_modules")).unwrap();
     let packs = root.join("packs");
     std::fs::create_dir_all(&packs).unwrap();
     let mut pack = npm(&package, &["run", "pack", "--", "--pack-destination", path(&packs)]);
@@ -82,6 +84,7 @@ fn the_packed_drop_in_runs_the_example_agent_without_rust() {
     let [tarball] = tarball.as_slice() else { panic!("npm run pack made {tarball:?}") };
     assert!(path(tarball).ends_with(".tgz"), "{}", tarball.display());
     assert!(!package.join("plugin.wasm").exists(), "npm run pack leaves no plugin.wasm behind");
+    assert!(!package.join("transpiled").exists(), "npm run pack leaves no transpiled/ behind");
 
     // A fresh project: the example, its packages, the tarball.
     let project = root.join("project");
@@ -95,6 +98,11 @@ fn the_packed_drop_in_runs_the_example_agent_without_rust() {
     assert!(output.status.success(), "npm install failed:\n{}\n{}", stdout(&output), stderr(&output));
     let installed = project.join("node_modules/dsh-tool-skill-wasm");
     assert!(installed.join("plugin.wasm").is_file(), "the tarball carries plugin.wasm");
+    assert!(installed.join("transpiled").is_dir(), "the tarball carries plugin.wasm's translation");
+    assert!(
+        !project.join("node_modules/@bytecodealliance/jco").exists(),
+        "jco is not installed with the package: its translation is packed"
+    );
 
     // The example, as a user without Rust runs it.
     let (home, cache) = (root.join("home"), root.join("cache"));
@@ -123,9 +131,8 @@ fn the_packed_drop_in_runs_the_example_agent_without_rust() {
     assert!(out.contains("I loaded the skill and will follow it."), "{out}");
     assert!(!err.contains("cannot write the component cache"), "{err}");
 
-    // Cached per user, not inside node_modules.
-    let cached = std::fs::read_dir(cache.join("dsh-tool-skill-wasm")).map(|entries| entries.count()).unwrap_or(0);
-    assert_eq!(cached, 1, "one transpiled component under $XDG_CACHE_HOME/dsh-tool-skill-wasm");
+    // The packed translation ran: nothing cached, per user or inside node_modules.
+    assert!(!cache.join("dsh-tool-skill-wasm").exists(), "nothing cached under $XDG_CACHE_HOME");
     assert!(!installed.join(".cache").exists(), "nothing cached inside the installed package");
     eprintln!("dsh_agent: packed, installed and ran in {:.1} s", started.elapsed().as_secs_f64());
 }

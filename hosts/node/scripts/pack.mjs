@@ -2,27 +2,31 @@
 // The installable package, with the plugin component inside, so that a
 // DeepSeek Harness project installs it with one command and no Rust:
 //
-//   npm run pack [-- NPM-PACK-OPTIONS]   # writes plugin.wasm, `npm pack`s, removes plugin.wasm
-//   npm run component                    # only writes plugin.wasm
+//   npm run pack [-- NPM-PACK-OPTIONS]   # writes plugin.wasm and transpiled/, `npm pack`s, removes both
+//   npm run component                    # only writes plugin.wasm and transpiled/
 //   node scripts/pack.mjs --check        # the `prepack` script
 //
 // plugin.wasm is the component built into skill-host, written out by
 // `skill-host component --output plugin.wasm`; skill-host is found as
 // src/component.mjs finds it: `$SKILL_HOST`, else the newer of the
 // repository's target/{debug,release}/skill-host, else `skill-host` on PATH.
-// `npm run pack` removes plugin.wasm again once packed: left beside
-// package.json, it would take precedence over a rebuilt skill-host in this
-// checkout (dsh/index.mjs `componentBytes`) and go stale. `--check` fails
-// unless plugin.wasm is there and is a component: plain `npm pack` runs it
-// first, so no tarball is ever made without the component. Options after
-// `--` go to `npm pack` (`--pack-destination DIR`, `--json`).
+// transpiled/ is plugin.wasm translated to JavaScript by jco, so that the
+// installed package needs neither jco nor a cache (src/component.mjs
+// `writePackagedTranslation`). `npm run pack` removes both again once
+// packed: left beside package.json, they would take precedence over a
+// rebuilt skill-host in this checkout (dsh/index.mjs `componentBytes`) and go
+// stale. `--check` fails unless plugin.wasm is there, is a component and has
+// its translation: plain `npm pack` runs it first, so no tarball is ever
+// made without them. Options after `--` go to `npm pack`
+// (`--pack-destination DIR`, `--json`).
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { writeEmbeddedComponent } from '../src/component.mjs';
+import { PACKAGED_TRANSLATION, writeEmbeddedComponent, writePackagedTranslation } from '../src/component.mjs';
 
 const PACKAGE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPOSITORY = path.resolve(PACKAGE, '..', '..');
@@ -37,6 +41,11 @@ function problem() {
   const bytes = readFileSync(COMPONENT);
   if (bytes.length < 8 || !bytes.subarray(0, 8).equals(COMPONENT_PREAMBLE)) {
     return `${COMPONENT} is not a WebAssembly component`;
+  }
+  const hash = createHash('sha256').update(bytes).digest('hex');
+  const translations = existsSync(PACKAGED_TRANSLATION) ? readdirSync(PACKAGED_TRANSLATION) : [];
+  if (!translations.some((name) => name.startsWith(`${hash}-`) && existsSync(path.join(PACKAGED_TRANSLATION, name, 'files.json')))) {
+    return `${PACKAGED_TRANSLATION} holds no translation of plugin.wasm`;
   }
   return null;
 }
@@ -56,14 +65,16 @@ function check() {
 }
 
 /** Writes plugin.wasm (through a temporary file, so a failure leaves no half-written component). */
-function component() {
+async function component() {
   const staging = `${COMPONENT}.${process.pid}.tmp`;
   try {
     writeEmbeddedComponent(REPOSITORY, staging);
     renameSync(staging, COMPONENT);
+    // Its translation to JavaScript, so the installed package needs no jco.
+    await writePackagedTranslation(readFileSync(COMPONENT));
   } catch (error) {
     rmSync(staging, { force: true });
-    process.stderr.write(`dsh-tool-skill-wasm: cannot write plugin.wasm: ${error.message}\n`);
+    process.stderr.write(`dsh-tool-skill-wasm: cannot write plugin.wasm and its translation: ${error.message}\n`);
     process.exit(1);
   }
   const found = problem();
@@ -89,11 +100,12 @@ function pack(args) {
 
 const [mode, ...rest] = process.argv.slice(2);
 if (mode === '--check') check();
-else if (mode === '--component') component();
+else if (mode === '--component') await component();
 else {
   const args = mode === undefined ? [] : [mode, ...rest];
-  component();
+  await component();
   const code = pack(args);
   rmSync(COMPONENT, { force: true });
+  rmSync(PACKAGED_TRANSLATION, { recursive: true, force: true });
   process.exitCode = code;
 }

@@ -1,10 +1,12 @@
-// The plugin component as JavaScript: jco transpiles the `.wasm` once into an
-// ES module plus core modules, cached on disk under the component's SHA-256
-// (and jco's version), so the next run of the same component starts at once.
-// The cache is a per-user folder (`defaultCacheDir`), never the package's own
-// folder, which may be read-only inside node_modules; when the cache cannot
-// be written, the transpiled module runs from memory (a `data:` URL: it
-// imports nothing) and one warning says so.
+// The plugin component as JavaScript: jco transpiles the `.wasm` into an ES
+// module plus core modules. The installed package carries that translation
+// of its own plugin.wasm (`transpiled/`, written by `npm run pack`), so it
+// needs neither jco nor a cache. Any other component is transpiled once and
+// cached on disk under its SHA-256 (and jco's version), so the next run of
+// it starts at once. That cache is a per-user folder (`defaultCacheDir`),
+// never the package's own folder, which may be read-only inside
+// node_modules; when the cache cannot be written, the transpiled module runs
+// from memory (a `data:` URL: it imports nothing) and one warning says so.
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -12,7 +14,13 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, wri
 import { homedir, tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The package's own translation of its plugin.wasm, by `npm run pack` (`writePackagedTranslation`). */
+export const PACKAGED_TRANSLATION = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'transpiled');
+
+/** The version of jco this package pins (package.json), for the error that asks for it. */
+const JCO = '@bytecodealliance/jco';
 
 /** The environment variable that names the cache folder. */
 export const CACHE_ENV = 'DSH_TOOL_SKILL_CACHE';
@@ -46,19 +54,46 @@ const NAME = 'plugin';
 
 function jcoVersion() {
   const require = createRequire(import.meta.url);
+  let entry;
+  try {
+    entry = require.resolve(JCO);
+  } catch {
+    const wanted = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).devDependencies?.[JCO];
+    throw new Error(
+      `this component is not the plugin.wasm the package was packed with, and translating it to JavaScript needs ${JCO}, which is not installed: \`npm install ${JCO}${wanted ? `@${wanted}` : ''}\``,
+    );
+  }
   // The package's exports hide package.json: find it beside the entry point.
-  const entry = require.resolve('@bytecodealliance/jco');
   return JSON.parse(readFileSync(path.join(path.dirname(entry), '..', 'package.json'), 'utf8')).version;
 }
 
+/** The translation of the component with SHA-256 `hash` in `root` (`<hash>-<patch level>/`). */
+function translationDir(root, hash) {
+  return path.join(root, `${hash}-${PATCH_LEVEL}`);
+}
+
 /**
- * Transpiles `component` (bytes) unless the cache already holds it. Returns
+ * Writes the translation of `component` (bytes) into `root` (the package's
+ * `transpiled/`), where `transpiled` finds it without jco; returns its folder.
+ */
+export async function writePackagedTranslation(component, root = PACKAGED_TRANSLATION) {
+  const dir = translationDir(root, createHash('sha256').update(component).digest('hex'));
+  rmSync(root, { recursive: true, force: true });
+  store(await transpile(component), dir, path.join(dir, 'files.json'));
+  return dir;
+}
+
+/**
+ * The package's own translation when `component` (bytes) is the plugin.wasm
+ * it was packed with; else transpiles it unless the cache holds it. Returns
  * the module's URL (a file URL in the cache, or a `data:` URL when the cache
  * cannot be written) and the core modules' bytes by file name.
  * @param {string} [cacheDir] - the cache folder; `defaultCacheDir()` when absent.
  */
 export async function transpiled(component, cacheDir = defaultCacheDir()) {
   const hash = createHash('sha256').update(component).digest('hex');
+  const packaged = translationDir(PACKAGED_TRANSLATION, hash);
+  if (existsSync(path.join(packaged, 'files.json'))) return fromDisk(packaged, path.join(packaged, 'files.json'), hash);
   const key = `${hash}-jco${jcoVersion()}-${PATCH_LEVEL}`;
   const dir = path.join(cacheDir, key);
   const manifest = path.join(dir, 'files.json');
@@ -87,7 +122,7 @@ export async function transpiled(component, cacheDir = defaultCacheDir()) {
 
 /** jco's output for `component`, string lifting patched, without type declarations. */
 async function transpile(component) {
-  const { transpile: jco } = await import('@bytecodealliance/jco');
+  const { transpile: jco } = await import(JCO);
   // `instantiation: 'sync'`: the module exports `instantiate(getCoreModule,
   // imports)` and imports nothing itself, so this host supplies every
   // import (WASI included) and compiles the core modules.

@@ -3,6 +3,7 @@
 // its component (scripts/pack.mjs).
 
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,11 @@ test('the package is publishable and says what it needs', () => {
   // The harness's packages (dsh-agent, dsh-agent-loop) use Promise.withResolvers.
   assert.equal(manifest.engines.node, '>=22');
   assert.ok(manifest.files.includes('plugin.wasm'));
+  assert.ok(manifest.files.includes('transpiled/'));
+  // Its translation is packed: jco is needed only for another component, an optional peer.
+  assert.equal(manifest.dependencies['@bytecodealliance/jco'], undefined);
+  assert.equal(manifest.peerDependencies['@bytecodealliance/jco'], manifest.devDependencies['@bytecodealliance/jco']);
+  assert.deepEqual(manifest.peerDependenciesMeta['@bytecodealliance/jco'], { optional: true });
   assert.equal(manifest.scripts.pack, 'node scripts/pack.mjs');
   assert.equal(manifest.scripts.prepack, 'node scripts/pack.mjs --check');
   // Published packages are pinned exactly; no lockfile names a registry.
@@ -63,7 +69,14 @@ test('the prepack check refuses a package without plugin.wasm, or with a core mo
     result = check(dir);
     assert.equal(result.status, 1);
     assert.match(result.stderr, /not a WebAssembly component/);
-    writeFileSync(path.join(dir, 'plugin.wasm'), Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]));
+    const component = Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]);
+    writeFileSync(path.join(dir, 'plugin.wasm'), component);
+    result = check(dir);
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /holds no translation of plugin\.wasm/);
+    const translation = path.join(dir, 'transpiled', `${createHash('sha256').update(component).digest('hex')}-p1`);
+    mkdirSync(translation, { recursive: true });
+    writeFileSync(path.join(translation, 'files.json'), '[]');
     result = check(dir);
     assert.equal(result.status, 0, result.stderr);
   } finally {
@@ -114,6 +127,42 @@ process.exit(0);
     assert.match(result.stdout, /^dsh-tool-skill-wasm has no plugin component: this package was packed without its plugin\.wasm/);
     assert.match(result.stdout, /DSH_TOOL_SKILL_COMPONENT is not set/);
     assert.match(result.stdout, /`npm run pack`/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('another component, in a package installed without jco, fails to load naming the package to install', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'dsh-no-jco-'));
+  try {
+    const pkg = path.join(root, 'node_modules', 'dsh-tool-skill-wasm');
+    mkdirSync(path.join(pkg, 'node_modules', '@bytecodealliance'), { recursive: true });
+    for (const entry of ['dsh', 'src', 'package.json']) cpSync(path.join(PACKAGE, entry), path.join(pkg, entry), { recursive: true });
+    // What an install gives it: its dependency and the harness's packages, no jco.
+    const installed = path.join(PACKAGE, 'node_modules');
+    symlinkSync(path.join(installed, '@bytecodealliance', 'preview2-shim'), path.join(pkg, 'node_modules', '@bytecodealliance', 'preview2-shim'));
+    symlinkSync(path.join(installed, '@deepseek-ai'), path.join(pkg, 'node_modules', '@deepseek-ai'));
+    const other = path.join(root, 'other.wasm');
+    writeFileSync(other, Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]));
+    const script = path.join(root, 'run.mjs');
+    writeFileSync(
+      script,
+      `import * as toolSkill from ${JSON.stringify(pathToFileURL(path.join(pkg, 'dsh', 'index.mjs')).href)};
+import { createHarness } from ${JSON.stringify(pathToFileURL(path.join(PACKAGE, 'dsh-harness', 'harness.mjs')).href)};
+try {
+  await createHarness({ plugin: toolSkill });
+  process.stdout.write('loaded');
+} catch (error) {
+  process.stdout.write(error.message);
+}
+process.exit(0);
+`,
+    );
+    const env = { ...process.env, DSH_TOOL_SKILL_COMPONENT: other };
+    const result = spawnSync(process.execPath, [script], { env, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stdout, /not the plugin\.wasm the package was packed with/);
+    assert.match(result.stdout, /`npm install @bytecodealliance\/jco@1\.35\.0`/);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
