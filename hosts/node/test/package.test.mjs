@@ -98,17 +98,15 @@ test('plain `npm pack` without plugin.wasm fails with the way to make it', () =>
   }
 });
 
-test('a package installed without its component fails to load naming DSH_TOOL_SKILL_COMPONENT and `npm run pack`', () => {
-  const root = mkdtempSync(path.join(tmpdir(), 'dsh-no-component-'));
-  try {
-    const pkg = path.join(root, 'node_modules', 'dsh-tool-skill-wasm');
-    mkdirSync(pkg, { recursive: true });
-    for (const entry of ['dsh', 'src', 'package.json']) cpSync(path.join(PACKAGE, entry), path.join(pkg, entry), { recursive: true });
-    symlinkSync(path.join(PACKAGE, 'node_modules'), path.join(pkg, 'node_modules'));
-    const script = path.join(root, 'run.mjs');
-    writeFileSync(
-      script,
-      `import * as toolSkill from ${JSON.stringify(pathToFileURL(path.join(pkg, 'dsh', 'index.mjs')).href)};
+/**
+ * Loads the drop-in installed at `pkg` into a harness, in a process of its
+ * own with `env`: prints `loaded`, or the error's message.
+ */
+function loadInstalled(root, pkg, env) {
+  const script = path.join(root, 'run.mjs');
+  writeFileSync(
+    script,
+    `import * as toolSkill from ${JSON.stringify(pathToFileURL(path.join(pkg, 'dsh', 'index.mjs')).href)};
 import { createHarness } from ${JSON.stringify(pathToFileURL(path.join(PACKAGE, 'dsh-harness', 'harness.mjs')).href)};
 try {
   await createHarness({ plugin: toolSkill });
@@ -118,11 +116,21 @@ try {
 }
 process.exit(0);
 `,
-    );
+  );
+  return spawnSync(process.execPath, [script], { env, encoding: 'utf8', timeout: 60_000 });
+}
+
+test('a package installed without its component fails to load naming DSH_TOOL_SKILL_COMPONENT and `npm run pack`', () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'dsh-no-component-'));
+  try {
+    const pkg = path.join(root, 'node_modules', 'dsh-tool-skill-wasm');
+    mkdirSync(pkg, { recursive: true });
+    for (const entry of ['dsh', 'src', 'package.json']) cpSync(path.join(PACKAGE, entry), path.join(pkg, entry), { recursive: true });
+    symlinkSync(path.join(PACKAGE, 'node_modules'), path.join(pkg, 'node_modules'));
     const env = { ...process.env, PATH: path.dirname(process.execPath) };
     delete env.SKILL_HOST;
     delete env.DSH_TOOL_SKILL_COMPONENT;
-    const result = spawnSync(process.execPath, [script], { env, encoding: 'utf8', timeout: 60_000 });
+    const result = loadInstalled(root, pkg, env);
     assert.equal(result.status, 0, result.stderr);
     assert.match(result.stdout, /^dsh-tool-skill-wasm has no plugin component: this package was packed without its plugin\.wasm/);
     assert.match(result.stdout, /DSH_TOOL_SKILL_COMPONENT is not set/);
@@ -144,22 +152,7 @@ test('another component, in a package installed without jco, fails to load namin
     symlinkSync(path.join(installed, '@deepseek-ai'), path.join(pkg, 'node_modules', '@deepseek-ai'));
     const other = path.join(root, 'other.wasm');
     writeFileSync(other, Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]));
-    const script = path.join(root, 'run.mjs');
-    writeFileSync(
-      script,
-      `import * as toolSkill from ${JSON.stringify(pathToFileURL(path.join(pkg, 'dsh', 'index.mjs')).href)};
-import { createHarness } from ${JSON.stringify(pathToFileURL(path.join(PACKAGE, 'dsh-harness', 'harness.mjs')).href)};
-try {
-  await createHarness({ plugin: toolSkill });
-  process.stdout.write('loaded');
-} catch (error) {
-  process.stdout.write(error.message);
-}
-process.exit(0);
-`,
-    );
-    const env = { ...process.env, DSH_TOOL_SKILL_COMPONENT: other };
-    const result = spawnSync(process.execPath, [script], { env, encoding: 'utf8', timeout: 60_000 });
+    const result = loadInstalled(root, pkg, { ...process.env, DSH_TOOL_SKILL_COMPONENT: other });
     assert.equal(result.status, 0, result.stderr);
     assert.match(result.stdout, /not the plugin\.wasm the package was packed with/);
     assert.match(result.stdout, /`npm install @bytecodealliance\/jco@1\.35\.0`/);
