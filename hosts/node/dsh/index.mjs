@@ -20,7 +20,7 @@ import { defineTool } from '@deepseek-ai/dsh-tools';
 import { embeddedComponent } from '../src/component.mjs';
 import { HostError } from '../src/errors.mjs';
 import { Plugin } from '../src/plugin.mjs';
-import { sameAnswer } from '../src/recall.mjs';
+import { sameValue } from '../src/json.mjs';
 import { DEFAULT_LIMITS } from '../src/sandbox.mjs';
 import { HarnessCallContext, HarnessSessions, HarnessSkills, loadMeta, wellFormed } from './bridge.mjs';
 
@@ -262,30 +262,6 @@ function presentCall(args) {
   return { card: 'generic', title: `Load skill ${args.name}`, kind: 'read', rawInput: args.name };
 }
 
-/**
- * The last 64 outcomes the tool returned, found again by their value (a copy
- * of it, as the runtime hands it to `render`), newest first. A repeated call
- * returns the same outcome object (src/recall.mjs): it is moved to the front.
- */
-class Returned {
-  #outcomes = [];
-
-  add(outcome) {
-    const at = this.#outcomes.indexOf(outcome);
-    if (at !== -1) this.#outcomes.splice(at, 1);
-    else if (this.#outcomes.length >= 64) this.#outcomes.shift();
-    this.#outcomes.push(outcome);
-  }
-
-  /** The newest outcome whose value equals `value`, or undefined. */
-  find(value) {
-    for (let index = this.#outcomes.length - 1; index >= 0; index -= 1) {
-      if (sameAnswer(this.#outcomes[index].ok, value)) return this.#outcomes[index];
-    }
-    return undefined;
-  }
-}
-
 /** The component's JSON Schema for the arguments as a dsh-tools parameter spec. */
 function parameterSpec(schema) {
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
@@ -345,10 +321,18 @@ export async function apply(ctx, config = {}, options = {}) {
   const skills = new HarnessSkills(ctx, { bodyDigests: loadedSkills });
   const sessions = new HarnessSessions({ loads: loadedSkills });
   const definition = await plugin.definition();
-  // The component's text for each value the tool returned, and with
-  // `loadedSkills` the load it recorded (for its `meta`): the runtime renders
-  // a copy of the value, maybe more than once.
-  const returned = new Returned();
+  // Each call's outcome, by the call's arguments object, which the runtime
+  // hands to `render` and `presentationMeta` with a copy of the value: the
+  // component's text, and with `loadedSkills` the load it recorded (for the
+  // `meta`). Another call may finish between a call's `execute` and its
+  // `render`, and two values can be equal with different texts (a search's
+  // "best 5 of n").
+  const outcomes = new WeakMap();
+  /** The outcome `execute` gave for `args`, if `value` is still its value (no listener replaced it). */
+  const outcomeOf = (args, value) => {
+    const outcome = outcomes.get(args);
+    return outcome !== undefined && sameValue(outcome.ok, value) ? outcome : undefined;
+  };
   const tool = defineTool({
     name: definition.name,
     description: definition.description,
@@ -357,18 +341,18 @@ export async function apply(ctx, config = {}, options = {}) {
       schema: outputSchema(definition),
       // A value the tool did not return (a `tools/post-execute` listener
       // replaced it) is rendered as the published plugin renders a skill (renderValue).
-      render: (_args, value) => [{ type: 'text', text: returned.find(value)?.text ?? renderValue(value) }],
+      render: (args, value) => [{ type: 'text', text: outcomeOf(args, value)?.text ?? renderValue(value) }],
       // With `loadedSkills`: the load, persisted by the agent loop with the
       // `tool/result` event (bridge.mjs `loadMeta`); null for a value that
       // recorded none (a search, or a value a listener put in place).
-      ...(loadedSkills ? { presentationMeta: (_args, value) => loadMeta(returned.find(value)?.loaded) } : {}),
+      ...(loadedSkills ? { presentationMeta: (args, value) => loadMeta(outcomeOf(args, value)?.loaded) } : {}),
     },
     async execute(args, exec) {
       const lookup = { cwd: exec.agent?.session.header.cwd, signal: exec.signal, scope: exec.agent };
       const outcome = await plugin.invoke(skills.view(lookup), lookup.cwd, JSON.stringify(args), HarnessCallContext);
       exec.signal?.throwIfAborted();
       if ('error' in outcome) throw toolError(outcome.error);
-      returned.add(outcome);
+      outcomes.set(args, outcome);
       if (loadedSkills && outcome.loaded !== null) {
         // For a loop that writes the result without its `meta`; a nested
         // call's result is not the session's (the harness gives it no `meta` either).

@@ -10,7 +10,7 @@
 
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
-import { sameAnswer } from './recall.mjs';
+import { sameValue } from './json.mjs';
 import { sandboxWasi } from './sandbox-wasi.mjs';
 
 const { moduleUrl, core, port, wake, maxCopyBytes, debug } = workerData;
@@ -81,7 +81,7 @@ function hostCall(name, args) {
   copied = 0;
   if (preloads !== null) {
     const next = preloads[preloadsUsed];
-    if (next !== undefined && next.name === name && sameAnswer(next.args, args)) {
+    if (next !== undefined && next.name === name && sameValue(next.args, args)) {
       preloadsUsed += 1;
       return next.answer;
     }

@@ -415,3 +415,23 @@ export function pretty(value, indent = '') {
   const lines = keys.map((key) => `${inner}${JSON.stringify(key)}: ${pretty(value[key], inner)}`);
   return `{\n${lines.join(',\n')}\n${indent}}`;
 }
+
+/**
+ * Whether two plain values (objects, arrays, strings, numbers, BigInts,
+ * booleans, null, undefined: what jco lifts and JSON parses) are equal, key
+ * sets included; object key order does not count.
+ */
+export function sameValue(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let index = 0; index < a.length; index += 1) if (!sameValue(a[index], b[index])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (!Object.hasOwn(b, key) || !sameValue(a[key], b[key])) return false;
+  return true;
+}

@@ -149,13 +149,31 @@ export class Plugin {
     const host = new Host({ registry, cwd: cwd ?? null });
     const check = this.#check('invoke');
     if (this.#recall === null) return outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], host), argumentsText, check);
-    const recalled = await this.#recall.invoke(host, argumentsText);
+    // The registry's answers read here count against the call's wall-clock cap.
+    const startedAt = performance.now();
+    const recalled = await this.#withinWallCap('invoke', this.#recall.invoke(host, argumentsText));
     if (recalled.outcome !== undefined) return recalled.outcome;
     const recording = this.#recall.record(new Host({ registry, cwd: cwd ?? null }));
     recording.preloads = recalled.preloads;
-    const outcome = outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], recording), argumentsText, check);
+    const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], recording, {
+      preloads: recording.preloads,
+      onPreloadsUsed: (count) => recording.preloadsUsed(count),
+      startedAt,
+    });
+    const outcome = outcomeOf(returned, argumentsText, check);
     this.#recall.invoked(recording, argumentsText, outcome);
     return outcome;
+  }
+
+  /** `promise`, or the sandbox's wall-clock cap error for call `name` once the cap has passed first. */
+  #withinWallCap(name, promise) {
+    const wallMs = this.#sandbox.limits.wallTimeoutMs ?? null;
+    if (wallMs === null) return promise;
+    let timer;
+    const expired = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(HostError.wallTimeout(name, wallMs)), wallMs);
+    });
+    return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
   }
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */

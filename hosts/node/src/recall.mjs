@@ -10,6 +10,9 @@
 // is handed what it will read first, read ahead, so that it crosses once
 // rather than once per import. Opt-in per `Plugin` (the drop-in).
 
+import { sameValue } from './json.mjs';
+import { isSkillName } from './registry.mjs';
+
 /** The component's imports (wit/world.wit): what a `Recording` forwards. */
 const IMPORTS = ['snapshot', 'listSkills', 'getSkill', 'listUserMessages', 'getUserMessage', 'proposedMessages', 'decide'];
 
@@ -28,7 +31,7 @@ const MAX_SESSIONS = 1024;
 class Recording {
   reads = [];
   other = false;
-  /** Answers read ahead for the guest (`[{ name, args, answer }]`), or null: see src/sandbox.mjs. */
+  /** Answers read ahead for the guest (`[{ name, args, answer }]`), or null: see `Sandbox.call`. */
   preloads = null;
 
   constructor(host) {
@@ -79,27 +82,12 @@ async function loadReads(host, argumentsText) {
   } catch {
     name = undefined;
   }
-  if (name === undefined) return [];
+  // A name the component refuses before reading anything reads nothing.
+  if (name === undefined || !isSkillName(name)) return [];
   const listed = await read(host, 'listSkills', [name]);
   const winners = listed.answer?.tag === 'ok' ? listed.answer.val : [];
   if (winners.length !== 1 || winners[0].name !== name || winners[0].invocation?.modelInvocable !== true) return [listed];
   return [listed, await read(host, 'getSkill', [name])];
-}
-
-/** Whether two import answers (jco's values: objects, arrays, strings, numbers, BigInts, undefined) are equal. */
-export function sameAnswer(a, b) {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let index = 0; index < a.length; index += 1) if (!sameAnswer(a[index], b[index])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) if (!Object.hasOwn(b, key) || !sameAnswer(a[key], b[key])) return false;
-  return true;
 }
 
 /** Puts `key` → `value` in `map`, dropping the oldest entry past `max`. */
@@ -112,14 +100,14 @@ function remember(map, key, value, max) {
 export class Recall {
   /** Argument text → `{ reads, outcome }` of the last `skill` call with it. */
   #calls = new Map();
+  /** Session key → the context of its last steady pre-step. */
+  #steady = new Map();
   /** Whether calls are kept to be recalled; without, answers are only read ahead (every call a first one). */
   #keep;
 
   constructor({ keep = true } = {}) {
     this.#keep = keep;
   }
-  /** Session key → the context of its last steady pre-step. */
-  #steady = new Map();
 
   /** A host recording the imports of one call, to hand to the sandbox instead of `host`. */
   record(host) {
@@ -140,7 +128,7 @@ export class Recall {
     for (const { name, args, answer } of earlier.reads) {
       const now = await read(host, name, args);
       preloads.push(now);
-      if (!sameAnswer(now.answer, answer)) return { preloads };
+      if (!sameValue(now.answer, answer)) return { preloads };
     }
     return { outcome: earlier.outcome };
   }
@@ -153,7 +141,7 @@ export class Recall {
   /** Whether a pre-step with `context` (the WIT step context) is the session's last steady one again. */
   steady(context) {
     const earlier = this.#steady.get(context.session);
-    return earlier !== undefined && isSteady(context) && sameAnswer(earlier, context);
+    return earlier !== undefined && isSteady(context) && sameValue(earlier, context);
   }
 
   /** Keeps a pre-step's context if it read nothing and decided nothing: it left the proposal as it was. */

@@ -169,12 +169,17 @@ export class Sandbox {
    * Calls export `method` (jco's camelCase name) with `args` on a configured
    * instance, its imports answered by `host`. Resolves to the WIT result
    * `{tag, val}` for exports that return one, else `{tag:'ok', val}`.
+   * `options`: `preloads`, answers the host read ahead (`[{ name, args,
+   * answer }]`: the guest takes each while it asks exactly these imports, in
+   * this order, and crosses for anything else), `onPreloadsUsed(count)`, told
+   * how many it took, and `startedAt` (a `performance.now()` time), when the
+   * call began for the wall-clock cap, if before this.
    */
-  async call(name, method, args, host) {
+  async call(name, method, args, host, options = {}) {
     const start = performance.now();
     const guest = await this.#acquire(name);
     try {
-      const result = await this.#run(guest, name, method, args, host, true);
+      const result = await this.#run(guest, name, method, args, host, true, options);
       this.#onCall?.(name, performance.now() - start);
       return result;
     } finally {
@@ -484,7 +489,7 @@ export class Sandbox {
     });
   }
 
-  #run(guest, name, method, args, host, sync) {
+  #run(guest, name, method, args, host, sync, { preloads = null, onPreloadsUsed, startedAt } = {}) {
     const id = (this.#nextId += 1);
     guest.host = host;
     const timeoutMs = this.#limits.timeoutMs;
@@ -511,6 +516,7 @@ export class Sandbox {
           timedOut = HostError.wallTimeout(name, wallMs);
           expire();
         },
+        startedAt,
       );
       guest.clock = clock;
       const finish = (outcome) => {
@@ -531,12 +537,14 @@ export class Sandbox {
       guest.pending = {
         settle: (message) => {
           if (message.id !== id || timedOut !== null) return;
-          if (message.preloadsUsed > 0) host.preloadsUsed?.(message.preloadsUsed);
+          if (message.preloadsUsed > 0) onPreloadsUsed?.(message.preloadsUsed);
           finish(() => (message.trap ? failed(this.#classify(name, message.trap)) : resolve(message.result)));
         },
         fail: (error) => {
           finish(() => {
             if (timedOut !== null) failed(timedOut);
+            // close() ended the thread under the call: not the plugin's doing.
+            else if (this.#closed) failed(HostError.load('the sandbox was closed'));
             else if (error?.code === 'ERR_WORKER_OUT_OF_MEMORY') failed(HostError.memory(name, this.#limits.memoryBytes));
             else failed(HostError.trap(name, error instanceof Error ? error.message : String(error), ''));
           });
@@ -546,10 +554,6 @@ export class Sandbox {
         guest.pending.fail(new Error(`the plugin's thread exited (${guest.dead})`));
         return;
       }
-      // Answers the host read ahead for this call (src/recall.mjs): the
-      // guest takes each from here while it asks exactly these imports, in
-      // this order, and crosses for anything else.
-      const preloads = host?.preloads ?? null;
       guest.port.postMessage(preloads === null ? { id, call: method, args } : { id, call: method, args, preloads });
       wakeUp(guest.wake, GUEST_WAKE);
       this.#pump(guest, sync).catch((error) => guest.pending?.fail(error));
@@ -562,15 +566,15 @@ export class Sandbox {
     if (/memory allocation of \d+ bytes failed/.test(stderr)) return HostError.memory(name, this.#limits.memoryBytes);
     return HostError.trap(name, reason, stderr);
   }
-
 }
 
 /**
  * A call's deadline: `onExpiry` runs once `timeoutMs` of running time have
  * passed, time spent paused not counted; and, when `wallMs` is given,
- * `onWall` once that much time has passed since the start, paused or not.
- * A call that never pauses is bounded by its deadline alone, so the wall
- * timer is only set at the first pause.
+ * `onWall` once that much time has passed since `startedAt` (the start, or
+ * when the caller began the call), paused or not. A call that never pauses
+ * is bounded by its deadline alone, so the wall timer is only set at the
+ * first pause.
  */
 class Deadline {
   #left;
@@ -578,12 +582,13 @@ class Deadline {
   #since = 0;
   #timer = null;
   #stopped = false;
-  #started = performance.now();
+  #started;
   #wallMs;
   #onWall;
   #wallTimer = null;
 
-  constructor(timeoutMs, onExpiry, wallMs = null, onWall = () => {}) {
+  constructor(timeoutMs, onExpiry, wallMs = null, onWall = () => {}, startedAt = performance.now()) {
+    this.#started = startedAt;
     this.#left = timeoutMs;
     this.#onExpiry = onExpiry;
     this.#wallMs = wallMs;

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { PLUGINS, createHarness } from '../dsh-harness/harness.mjs';
 import { embeddedComponent } from '../src/component.mjs';
 import { CallContext } from '../src/host-imports.mjs';
-import { Recall, sameAnswer } from '../src/recall.mjs';
+import { sameValue } from '../src/json.mjs';
+import { Recall } from '../src/recall.mjs';
 import { DEFAULT_LIMITS, Sandbox } from '../src/sandbox.mjs';
 
 const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -34,12 +35,12 @@ async function counted(recall, options = {}) {
 }
 
 test('answers compare by value: BigInts, undefined, nesting and key sets', () => {
-  assert.ok(sameAnswer({ tag: 'ok', val: [{ a: 1n, b: undefined }] }, { tag: 'ok', val: [{ a: 1n, b: undefined }] }));
-  assert.ok(!sameAnswer({ a: 1n }, { a: 2n }));
-  assert.ok(!sameAnswer({ a: undefined }, {}));
-  assert.ok(!sameAnswer([1], { 0: 1 }));
-  assert.ok(!sameAnswer({ val: 'x' }, { val: 'y' }));
-  assert.ok(!sameAnswer(null, {}));
+  assert.ok(sameValue({ tag: 'ok', val: [{ a: 1n, b: undefined }] }, { tag: 'ok', val: [{ a: 1n, b: undefined }] }));
+  assert.ok(!sameValue({ a: 1n }, { a: 2n }));
+  assert.ok(!sameValue({ a: undefined }, {}));
+  assert.ok(!sameValue([1], { 0: 1 }));
+  assert.ok(!sameValue({ val: 'x' }, { val: 'y' }));
+  assert.ok(!sameValue(null, {}));
 });
 
 test('a repeated skill call is the same result without crossing; an edited skill crosses again', async () => {
@@ -161,9 +162,10 @@ test('the guest takes answers read ahead only while it asks exactly for them, an
     const call = async (preloads) => {
       const { host, asked } = countingHost(skills);
       let used = 0;
-      host.preloads = preloads(host);
-      host.preloadsUsed = (count) => void (used = count);
-      const result = await sandbox.call('invoke', 'invoke', ['{"name":"pdf-forms"}'], host);
+      const result = await sandbox.call('invoke', 'invoke', ['{"name":"pdf-forms"}'], host, {
+        preloads: preloads(host),
+        onPreloadsUsed: (count) => void (used = count),
+      });
       return { result, asked, used };
     };
     const crossing = await call(() => null);
@@ -196,4 +198,53 @@ test('the guest takes answers read ahead only while it asks exactly for them, an
   } finally {
     await sandbox.close();
   }
+});
+
+test('calls finishing together each render their own text, even when their values are equal', async () => {
+  // Five skills match both queries; a sixth matches only `alpha`: equal
+  // values, and texts that differ in their first line ("best 5 of 6").
+  const skills = Array.from({ length: 5 }, (_, index) => ({ name: `tool-${index + 1}`, description: `alpha beta tool ${index + 1}`, content: 'x' }));
+  skills.push({ name: 'zzz-extra', description: 'alpha', content: 'x' });
+  for (const recall of [true, false]) {
+    const plugin = { ...PLUGINS.dropIn, apply: (ctx, config) => PLUGINS.dropIn.apply(ctx, config, { recall }) };
+    const harness = await createHarness({ plugin, config: { skillSearch: true }, skills });
+    const alone = [await harness.invoke({ query: 'alpha' }), await harness.invoke({ query: 'beta' })];
+    assert.deepEqual(alone[0].value, alone[1].value);
+    assert.notEqual(alone[0].content[0].text, alone[1].content[0].text);
+    for (let round = 0; round < 3; round += 1) {
+      const together = await Promise.all([harness.invoke({ query: 'alpha' }), harness.invoke({ query: 'beta' })]);
+      assert.deepEqual(together, alone, `recall ${recall}, round ${round}`);
+    }
+  }
+});
+
+test("the registry's answers read for a recall count against the call's wall-clock cap", { timeout: 30_000 }, async () => {
+  const hanging = { name: 'slow-skill', description: 'Never loads.', content: 'never' };
+  for (const recall of [true, 'ahead', false]) {
+    const plugin = { ...PLUGINS.dropIn, apply: (ctx, config) => PLUGINS.dropIn.apply(ctx, config, { recall, limits: { wallTimeoutMs: 300 } }) };
+    const harness = await createHarness({ plugin });
+    // A provider whose `get` never answers.
+    harness.ctx.skills.registerProvider(() => ({
+      name: 'hanging',
+      list: async () => [{ ...hanging, source: 'hanging', rank: 900, provider: 'hanging', locator: 'slow', invocation: { modelInvocable: true, userInvocable: true } }],
+      get: () => new Promise(() => {}),
+    }));
+    const started = performance.now();
+    const result = await harness.invoke({ name: 'slow-skill' });
+    const elapsed = performance.now() - started;
+    assert.equal(result.isError, true, `recall ${recall}`);
+    assert.match(result.content[0].text, /exceeded its wall-clock cap of 300 ms, host answers included/);
+    assert.ok(elapsed < 2000, `recall ${recall}: ${elapsed} ms`);
+  }
+});
+
+test('a name the component refuses reads nothing ahead: a hung registry does not hold it', async () => {
+  const harness = await createHarness({ plugin: PLUGINS.dropIn });
+  harness.ctx.skills.registerProvider(() => ({ name: 'hanging', list: () => new Promise(() => {}), get: async () => undefined }));
+  const published = await createHarness({ plugin: PLUGINS.published });
+  const result = await Promise.race([
+    harness.invoke({ name: 'Bad Name' }),
+    new Promise((resolve) => setTimeout(() => resolve('still waiting after 3 s'), 3000)),
+  ]);
+  assert.deepEqual(result, await published.invoke({ name: 'Bad Name' }));
 });

@@ -212,3 +212,14 @@ test('a thread that died while idle is replaced before the next call, which succ
     }
   }
 });
+
+test('a call in flight when the sandbox is closed fails as closed, not as a trap of the plugin', async () => {
+  const sandbox = await Sandbox.create(plugin(), '{}', { ...DEFAULT_LIMITS, wallTimeoutMs: 10_000 });
+  const host = new CallContext();
+  // The registry never answers: the call is in flight until close().
+  host.listSkills = () => new Promise(() => {});
+  const call = sandbox.call('invoke', 'invoke', ['{"name":"pdf-forms"}'], host);
+  await sleep(50);
+  await sandbox.close();
+  await assert.rejects(call, (error) => error.kind === 'load' && /the sandbox was closed/.test(error.message));
+});
