@@ -139,6 +139,13 @@ impl Plugin {
         Self::new(EMBEDDED_PLUGIN, config, limits)
     }
 
+    /// The same component under the same limits with another configuration
+    /// (JSON): it shares this plugin's compiled component, engine and epoch
+    /// ticker, so nothing is compiled again; its instances are its own.
+    pub fn with_config(&self, config: &str) -> Result<Self, HostError> {
+        Ok(Self { sandbox: self.sandbox.reconfigured(config)? })
+    }
+
     /// The limits every call runs under.
     pub fn limits(&self) -> SandboxLimits {
         self.sandbox.limits()

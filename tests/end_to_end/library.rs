@@ -41,6 +41,16 @@ fn the_tool_definition_is_exact() {
 }
 
 #[test]
+fn another_configuration_of_the_same_component_answers_as_configured_and_is_refused_alike() {
+    let searching = plugin().with_config(r#"{"skillSearch":true}"#).unwrap();
+    assert!(searching.definition().unwrap().parameters["properties"]["query"].is_object());
+    // The plugin it was made from keeps its own configuration.
+    assert!(plugin().definition().unwrap().parameters["properties"].get("query").is_none());
+    let refused = plugin().with_config(r#"{"skillSearch":1}"#).err().expect("a refused configuration");
+    assert_eq!(refused.to_string(), "tool-skill: skillSearch must be a boolean");
+}
+
+#[test]
 fn an_aborted_step_is_reported_and_appends_nothing() {
     let session = session();
     let abort = Arc::new(AtomicBool::new(true));

@@ -61,6 +61,11 @@ impl StdioServer {
         server
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn send(&mut self, message: &Value) {
         let input = self.input.as_mut().unwrap();
         writeln!(input, "{message}").unwrap();
@@ -172,4 +177,35 @@ fn stdio_is_served_from_files_and_from_a_socket_pair() {
         assert!(Instant::now() < deadline, "the server did not stop when its input ended");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The threads of process `pid` whose name starts with `prefix` (Linux
+/// keeps the first 15 bytes of a thread's name).
+fn threads_named(pid: u32, prefix: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|task| std::fs::read_to_string(task.unwrap().path().join("comm")).ok())
+        .filter(|name| name.trim_end().starts_with(prefix))
+        .count()
+}
+
+#[test]
+fn skill_host_mcp_compiles_its_component_once_for_the_tool_and_the_prompts() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    let mut server = StdioServer::start(&sandbox, &workspace, &["--no-watch"]);
+    // Both plugins answer: the tool's and the prompts' (user invocation on).
+    let tools = server.request("tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"][0]["name"], "skill");
+    let prompts = server.request("prompts/list", json!({}));
+    let name = prompts["result"]["prompts"][0]["name"].as_str().expect("a prompt").to_owned();
+    let prompt = server.request("prompts/get", json!({"name": name}));
+    assert!(
+        prompt["result"]["messages"][0]["content"]["text"].as_str().is_some_and(|text| text.contains("<skill_content")),
+        "{prompt}"
+    );
+    // One engine: every compiled component (Plugin::new) starts its own
+    // epoch ticker thread, and the prompts' plugin shares the tool's.
+    assert_eq!(threads_named(server.pid(), "skill-host-epoc"), 1, "one epoch ticker, so one compiled component");
+    server.stop();
 }

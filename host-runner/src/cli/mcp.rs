@@ -16,7 +16,7 @@ use skill_host::mcp::http::{
 };
 use skill_host::mcp::{McpServer, serve_stdio};
 use skill_host::providers::local::LocalProvider;
-use skill_host::{BackgroundListing, Plugin, RefreshPolicy, SkillProvider, component_cache};
+use skill_host::{BackgroundListing, Plugin, RefreshPolicy, SkillProvider};
 
 use super::common::{GlobalOptions, cwd_or_current};
 
@@ -81,7 +81,7 @@ impl McpArgs {
             std::thread::spawn(move || drop(registry.snapshot(Some(&cwd))))
         });
         let plugin = global.load_plugin()?;
-        let prompt_plugin = prompt_plugin(global)?;
+        let prompt_plugin = prompt_plugin(global, &plugin)?;
         if let Some(listing) = listing {
             // A listing that panicked is listed again by the first request.
             let _ = listing.join();
@@ -116,10 +116,10 @@ impl McpArgs {
     }
 }
 
-/// The plugin for the prompts: the same component and configuration, with
-/// user invocation on, so a prompt's message is the block a user's `/name`
-/// injects (§3.10).
-fn prompt_plugin(global: &GlobalOptions) -> Result<Plugin> {
+/// The plugin for the prompts: `plugin`'s component (compiled once, shared)
+/// and configuration, with user invocation on, so a prompt's message is the
+/// block a user's `/name` injects (§3.10).
+fn prompt_plugin(global: &GlobalOptions, plugin: &Plugin) -> Result<Plugin> {
     let config = global.config()?.unwrap_or_default();
     // `load_plugin` refused a configuration that is not an object.
     let mut object = match serde_json::from_str::<Value>(&config) {
@@ -127,10 +127,5 @@ fn prompt_plugin(global: &GlobalOptions) -> Result<Plugin> {
         _ => serde_json::Map::new(),
     };
     object.insert("userInvocation".to_owned(), Value::Bool(true));
-    let config = Value::Object(object).to_string();
-    let component = global.component()?;
-    Ok(match component_cache::default_dir() {
-        Some(cache) => Plugin::new_cached(&component, &config, global.limits(), &cache)?,
-        None => Plugin::new(&component, &config, global.limits())?,
-    })
+    Ok(plugin.with_config(&Value::Object(object).to_string())?)
 }

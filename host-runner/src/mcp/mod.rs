@@ -26,7 +26,8 @@
 //! use skill_host::mcp::{McpServer, serve_stdio};
 //!
 //! let plugin = Plugin::embedded("{}", SandboxLimits::default())?;
-//! let prompts = Plugin::embedded(r#"{"userInvocation":true}"#, SandboxLimits::default())?;
+//! // The prompts' plugin shares the compiled component.
+//! let prompts = plugin.with_config(r#"{"userInvocation":true}"#)?;
 //! let registry = Arc::new(SkillRegistry::new());
 //! let server = McpServer::new(plugin, prompts, registry, Some("/repo".into()))?;
 //! serve_stdio(server, Vec::new())?;

@@ -155,17 +155,24 @@ struct Instance {
     stderr: MemoryOutputPipe,
 }
 
-/// A compiled plugin and its idle instances.
-pub struct Sandbox {
+/// The engine, the compiled and linked component, and the epoch ticker:
+/// built once and shared by every sandbox made from it
+/// ([`Sandbox::reconfigured`]).
+struct Runtime {
     engine: Engine,
     pre: SkillPluginPre<StoreState>,
+    /// The ticker's count, under [`DeadlineClock::Ticker`].
+    ticks: Option<Arc<TickCount>>,
+}
+
+/// A configured plugin: a shared [`Runtime`] and its own idle instances.
+pub struct Sandbox {
+    runtime: Arc<Runtime>,
     limits: SandboxLimits,
     /// Worked out from `limits` once, not on every call.
     deadline_ticks: u64,
     provider_window: Duration,
     config: String,
-    /// The ticker's count, under [`DeadlineClock::Ticker`].
-    ticks: Option<Arc<TickCount>>,
     #[expect(clippy::vec_box, reason = "taking an instance out and putting it back moves a pointer, not the instance")]
     idle: Mutex<Vec<Box<Instance>>>,
 }
@@ -213,14 +220,24 @@ impl Sandbox {
             DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
             DeadlineClock::Manual => None,
         };
+        Self::configured(Arc::new(Runtime { engine, pre, ticks }), config, limits)
+    }
+
+    /// A sandbox for the same compiled component under the same limits with
+    /// another configuration: nothing is compiled again, and the engine and
+    /// its ticker are shared. A refused configuration is
+    /// [`HostError::Config`].
+    pub fn reconfigured(&self, config: &str) -> Result<Self, HostError> {
+        Self::configured(Arc::clone(&self.runtime), config, self.limits)
+    }
+
+    fn configured(runtime: Arc<Runtime>, config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
         let sandbox = Self {
-            engine,
-            pre,
+            runtime,
             limits,
             deadline_ticks: deadline_ticks(limits),
             provider_window: provider_window(limits.timeout),
             config: config.to_owned(),
-            ticks,
             idle: Mutex::new(Vec::new()),
         };
         // Configure one instance now, so a refused configuration fails here.
@@ -236,7 +253,7 @@ impl Sandbox {
     /// The handle that advances the deadline clock, when the limits say
     /// [`DeadlineClock::Manual`].
     pub fn manual_clock(&self) -> Option<ManualClock> {
-        (self.limits.clock == DeadlineClock::Manual).then(|| ManualClock { engine: self.engine.clone() })
+        (self.limits.clock == DeadlineClock::Manual).then(|| ManualClock { engine: self.runtime.engine.clone() })
     }
 
     /// Runs `body` against a configured instance under a fresh deadline and
@@ -254,7 +271,7 @@ impl Sandbox {
             None => Box::new(self.instantiate(name)?),
         };
         let window = self.provider_window;
-        let deadline = match &self.ticks {
+        let deadline = match &self.runtime.ticks {
             // The call starts at the ticker's current tick (at most a tick
             // before now): no clock is read unless a provider is asked.
             Some(count) => CallDeadline::AfterTicks {
@@ -287,7 +304,7 @@ impl Sandbox {
         let wasi = WasiCtxBuilder::new().stderr(stderr.clone()).build();
         let memory = MemoryBudget::new(self.limits.memory_bytes);
         let state = StoreState { wasi, table: ResourceTable::new(), memory, call: CallContext::detached() };
-        let mut store = Store::new(&self.engine, state);
+        let mut store = Store::new(&self.runtime.engine, state);
         store.limiter(|state| &mut state.memory);
         // What one import call's arguments or one export's result may copy
         // out of the guest (strings and lists, aliased or not) is bounded by
@@ -295,7 +312,7 @@ impl Sandbox {
         store.set_hostcall_fuel(self.limits.memory_bytes);
         store.set_epoch_deadline(self.deadline_ticks);
         let configured = (|| {
-            let plugin = self.pre.instantiate(&mut store)?;
+            let plugin = self.runtime.pre.instantiate(&mut store)?;
             let accepted = plugin.dsh_skill_plugin().call_configure(&mut store, &self.config)?;
             Ok((plugin, accepted))
         })();
