@@ -58,4 +58,4 @@ pub use registry::{
 };
 pub use sandbox::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits, component_cache};
 pub use session::{SessionError, SessionHeader, SessionLog, SurfaceOp};
-pub use step::{record_tool_result, run_step};
+pub use step::{preview_step, record_tool_result, run_step};

@@ -9,7 +9,7 @@ use crate::error::HostError;
 use crate::message;
 use crate::plugin::{Decision, Plugin, StepInput, StepOutcome, ToolOutcome};
 use crate::registry::SkillRegistry;
-use crate::session::{SessionError, SessionLog, SurfaceOp};
+use crate::session::{SessionError, SessionHeader, SessionLog, SurfaceOp};
 
 /// Runs the pre-step on the `proposed` decision (the host's other listeners'
 /// output) and, when the result is to enter, appends every message of it to
@@ -37,6 +37,25 @@ pub fn run_step(
         lock(session).append_user_messages(batch)?;
     }
     Ok(outcome)
+}
+
+/// The messages a pre-step would enter for a new session on `cwd` with
+/// `proposed` and the tool visible: the catalog a fresh session gets, or a
+/// user's `/name` loaded. The session is in memory and the step previewed,
+/// so nothing is recorded anywhere; a reject or an abort (neither comes
+/// from the plugin's own step) enters nothing.
+pub fn preview_step(
+    plugin: &Plugin,
+    registry: &Arc<SkillRegistry>,
+    cwd: Option<&str>,
+    proposed: Vec<Value>,
+) -> Result<Vec<Value>, HostError> {
+    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(cwd.map(str::to_owned)))));
+    let input = StepInput { cwd: cwd.map(Arc::from), preview: true, ..StepInput::default() };
+    match run_step(plugin, registry, &session, &input, Decision::Enter(proposed))? {
+        StepOutcome::Decided(Decision::Enter(messages)) => Ok(messages),
+        StepOutcome::Decided(Decision::Reject(_)) | StepOutcome::Aborted => Ok(Vec::new()),
+    }
 }
 
 /// Records a `skill` call's result in the session as DeepSeek Harness does:

@@ -4,16 +4,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 use skill_host::message::{self, single_text};
-use skill_host::{
-    Decision, Plugin, RegistrySnapshot, SessionHeader, SessionLog, SkillRegistry, StepInput, StepOutcome, ToolView,
-    run_step,
-};
+use skill_host::{Plugin, RegistrySnapshot, SkillRegistry, preview_step};
 
 use super::common::{GlobalOptions, cwd_or_current, print_line, print_out, warn, warn_all};
 
@@ -164,12 +161,7 @@ fn failed_providers(snapshot: &RegistrySnapshot) -> Vec<String> {
 /// publishes; `None` when it publishes none (no skill to list, or a listing
 /// that is not complete).
 fn published_catalog(plugin: &Plugin, registry: &Arc<SkillRegistry>, cwd: &str) -> Result<Option<String>> {
-    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(cwd.to_owned())))));
-    let input = StepInput { cwd: Some(Arc::from(cwd)), tool_view: ToolView::Visible, abort: None, preview: true };
-    let outcome = run_step(plugin, registry, &session, &input, Decision::Enter(Vec::new()))?;
-    let StepOutcome::Decided(Decision::Enter(messages)) = outcome else {
-        bail!("the pre-step did not enter the step");
-    };
+    let messages = preview_step(plugin, registry, Some(cwd), Vec::new())?;
     let Some(catalog) = messages.iter().find(|data| is_catalog_source(&data["source"])) else {
         return Ok(None);
     };

@@ -5,13 +5,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::message::{single_text, user_message, user_source};
 use crate::registry::{Listing, ProviderError, RegistrySnapshot, SkillCandidate, SkillDefinition, SkillProvider};
-use crate::{Decision, HostError, Plugin, SessionHeader, SessionLog, SkillRegistry, StepInput, StepOutcome, run_step};
+use crate::{HostError, Plugin, SkillRegistry, preview_step};
 
 /// Between the component's tool description (§3.2) and its catalog (§3.6)
 /// in the MCP tool's description.
@@ -41,7 +41,7 @@ pub fn initial_catalog(
     } else {
         as_listed(&snapshot)
     };
-    let messages = preview(plugin, &listed, cwd, Vec::new())?;
+    let messages = preview_step(plugin, &listed, cwd, Vec::new())?;
     Ok(messages.iter().find(|message| is_catalog(message)).and_then(single_text).map(str::to_owned))
 }
 
@@ -70,7 +70,7 @@ pub fn invocation_block(
     name: &str,
 ) -> Result<Option<String>, HostError> {
     let gesture = user_message(user_source(), &format!("/{name}"));
-    let messages = preview(prompt_plugin, registry, cwd, vec![gesture])?;
+    let messages = preview_step(prompt_plugin, registry, cwd, vec![gesture])?;
     Ok(messages
         .iter()
         .find(|message| {
@@ -78,23 +78,6 @@ pub fn invocation_block(
         })
         .and_then(single_text)
         .map(str::to_owned))
-}
-
-/// The messages a pre-step would enter for a new session on `cwd` with
-/// `proposed` (nothing is recorded: the session is in memory and previewed).
-fn preview(
-    plugin: &Plugin,
-    registry: &Arc<SkillRegistry>,
-    cwd: Option<&str>,
-    proposed: Vec<Value>,
-) -> Result<Vec<Value>, HostError> {
-    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(cwd.map(str::to_owned)))));
-    let input = StepInput { cwd: cwd.map(Arc::from), preview: true, ..StepInput::default() };
-    match run_step(plugin, registry, &session, &input, Decision::Enter(proposed))? {
-        StepOutcome::Decided(Decision::Enter(messages)) => Ok(messages),
-        // Nothing rejects or aborts a previewed step of our own.
-        StepOutcome::Decided(Decision::Reject(_)) | StepOutcome::Aborted => Ok(Vec::new()),
-    }
 }
 
 /// A registry listing exactly the winners of `snapshot`, completely: one
