@@ -184,7 +184,7 @@ impl State {
     }
 }
 
-/// Each skill's manifest ([`skills::manifest`]), computed when asked; with
+/// Each skill's manifest ([`skills::Decisions::manifest`]), computed when asked; with
 /// [`Manifests::remembered`], once per skill, for answers computed together
 /// from one listing (the change notifications' lists).
 struct Manifests(Option<std::collections::HashMap<String, Result<rmcp::model::Skill, SkillsError>>>);
@@ -288,7 +288,7 @@ impl State {
     }
 
     /// The skills the extension serves now, each with the decision
-    /// ([`skills::manifest`]: it opens, its files are within the limits and
+    /// ([`skills::Decisions::manifest`]: it opens, its files are within the limits and
     /// readable, its frontmatter parses) every method applies: listed by
     /// `resources/list`, `skills/list`, read by `resources/read` and
     /// `skills/get` only when it opens. A refusal is said on the server's

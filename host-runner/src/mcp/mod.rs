@@ -5,17 +5,17 @@
 //! - **the `skill` tool**, whose description is the component's tool
 //!   description followed by the catalog the component renders for a new
 //!   session, and whose results are the component's own texts
-//!   ([`catalog`]);
+//!   (`mcp/catalog.rs`);
 //! - **a prompt per user-invocable skill**, whose message is the block the
 //!   component injects for a user's `/name` (§3.10);
 //! - **the Skills extension** (`io.modelcontextprotocol/skills`):
 //!   `skills/list`, `skills/get` and each skill's files as resources, read
-//!   only from inside the skill's own folder ([`skills`]);
+//!   only from inside the skill's own folder (`mcp/skills/`);
 //! - **change notifications** when the watcher sees a change of anything a
-//!   client lists ([`notify`]).
+//!   client lists (`mcp/notify.rs`).
 //!
 //! The server is [`McpServer`], an rmcp [`ServerHandler`](rmcp::ServerHandler);
-//! [`serve_stdio`] runs it on stdin and stdout behind [`framing`], which
+//! [`serve_stdio`] runs it on stdin and stdout behind `mcp/framing.rs`, which
 //! answers malformed JSON-RPC with an error instead of dropping it.
 //! With the `mcp-http` feature, `http::serve_http` runs the same server over
 //! the streamable HTTP transport on a loopback address.
@@ -34,14 +34,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod catalog;
-pub mod duplicate_keys;
-pub mod framing;
+pub(crate) mod catalog;
+pub(crate) mod duplicate_keys;
+pub(crate) mod framing;
 mod handler;
 #[cfg(feature = "mcp-http")]
 pub mod http;
-pub mod notify;
-pub mod skills;
+pub(crate) mod notify;
+pub(crate) mod skills;
 
 use std::io::Write as _;
 use std::path::PathBuf;

@@ -252,7 +252,9 @@ pub fn served<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Result<(&'a Win
 }
 
 /// The extension's entry for a skill: its frontmatter, read from its file,
-/// and every file it serves, digested.
+/// and every file it serves, digested, decided afresh (the server keeps each
+/// decision: [`Decisions::manifest`]).
+#[cfg(test)]
 pub fn manifest(name: &str, files: &SkillFiles) -> Result<Skill, SkillsError> {
     manifest_of(name, files, &files.open(name)?)
 }

@@ -4,12 +4,12 @@
 //! rmcp's [`StreamableHttpService`] speaks the transport (sessions, SSE
 //! streams, the standalone GET stream that carries change notifications);
 //! hyper's HTTP/1 connection runs it on each accepted socket. In front of it,
-//! a front door does what the stdio front door ([`super::framing`]) does for
+//! a front door does what the stdio front door (`mcp/framing.rs`) does for
 //! lines, and what a loopback server owes a browser on the same machine:
 //!
 //! 1. the DNS rebinding guard: a `Host` that does not name this server, or an
 //!    `Origin` that is not a loopback one, is refused with 403, and two of
-//!    either, or userinfo in either, with 400 ([`LoopbackGuard`]);
+//!    either, or userinfo in either, with 400 (`LoopbackGuard`, guard.rs);
 //! 2. only [`ENDPOINT`] is served (404 otherwise);
 //! 3. a POST body over [`MAX_REQUEST_BYTES`] is refused with 413, a body not
 //!    received within the read timeout with 408, and a body that is not one
@@ -18,10 +18,10 @@
 //!
 //! What passes goes to rmcp unchanged. rmcp is configured with the same
 //! allowed hosts and origins, so its own guard agrees with this one, and
-//! runs its sessions in [`BoundedSessions`]. On the way back, the event
+//! runs its sessions in `BoundedSessions` (sessions.rs). On the way back, the event
 //! stream answering a request of the 2026-07-28 revision loses the log
 //! messages below the level the request's `_meta` asks for, all of them when
-//! it asks for none ([`LogLevelFilter`], SEP-2575; rmcp would send whatever
+//! it asks for none (`LogLevelFilter`, log_level.rs, SEP-2575; rmcp would send whatever
 //! a handler logs).
 //!
 //! Every wait on a client is bounded ([`HttpLimits`]): [`MAX_CONNECTIONS`]
@@ -54,9 +54,10 @@ mod guard;
 mod log_level;
 mod sessions;
 
-pub use self::guard::{LoopbackGuard, Refusal};
-pub use self::log_level::{LEVELS, LogLevelFilter};
-pub use self::sessions::{BoundedSessions, MAX_SESSIONS, SESSION_IDLE_LIFETIME};
+pub(crate) use self::guard::LoopbackGuard;
+pub(crate) use self::log_level::LogLevelFilter;
+pub(crate) use self::sessions::BoundedSessions;
+pub use self::sessions::{MAX_SESSIONS, SESSION_IDLE_LIFETIME};
 
 /// The path the MCP endpoint is served at.
 pub const ENDPOINT: &str = "/mcp";
@@ -95,7 +96,7 @@ impl Default for HttpLimits {
 }
 
 /// The body of a 408: a request body not received within `limit`.
-pub fn body_timeout(limit: Duration) -> String {
+pub(crate) fn body_timeout(limit: Duration) -> String {
     let limit =
         if limit.subsec_millis() == 0 { format!("{} s", limit.as_secs()) } else { format!("{} ms", limit.as_millis()) };
     format!("Request Timeout: the request body did not arrive within {limit}")
@@ -160,8 +161,8 @@ fn json_rpc_error(status: StatusCode, error: String) -> HttpResponse {
 
 /// Reads a POST body, at most [`MAX_REQUEST_BYTES`] of it whatever its
 /// `Content-Length` says, and checks that it is one JSON-RPC message
-/// ([`framing::check_message`]). The refusal is the response to send.
-pub async fn read_message<B>(body: B) -> Result<Bytes, HttpResponse>
+/// (`framing::check_message`). The refusal is the response to send.
+pub(crate) async fn read_message<B>(body: B) -> Result<Bytes, HttpResponse>
 where
     B: Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,

@@ -1,3 +1,4 @@
+use super::guard::Refusal;
 use super::*;
 use hyper::header::HeaderMap;
 use serde_json::{Value, json};
