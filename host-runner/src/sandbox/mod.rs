@@ -11,11 +11,14 @@
 pub mod component_cache;
 mod memory_budget;
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -165,6 +168,60 @@ struct Runtime {
     ticks: Option<Arc<TickCount>>,
 }
 
+/// The runtimes in use under [`DeadlineClock::Ticker`], by the SHA-256 of
+/// their component: a component compiled once in this process is not
+/// compiled again while a sandbox holds it. (A manual clock advances its
+/// engine's epoch for every sandbox on it, so each of those has its own.)
+static RUNTIMES: LazyLock<Mutex<HashMap<[u8; 32], Weak<Runtime>>>> = LazyLock::new(Default::default);
+
+impl Runtime {
+    /// The runtime for `component`: the live one this process compiled, or
+    /// a new one (see [`RUNTIMES`]).
+    fn shared(component: &[u8], clock: DeadlineClock, cache: Option<&Path>) -> Result<Arc<Self>, HostError> {
+        if clock == DeadlineClock::Manual {
+            return Ok(Arc::new(Self::compile(component, clock, cache)?));
+        }
+        let key: [u8; 32] = Sha256::digest(component).into();
+        let runtimes = || RUNTIMES.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(runtime) = runtimes().get(&key).and_then(Weak::upgrade) {
+            return Ok(runtime);
+        }
+        // Compiled without the lock held: two threads may both compile a new
+        // component once; either copy serves.
+        let runtime = Arc::new(Self::compile(component, clock, cache)?);
+        let mut live = runtimes();
+        live.retain(|_, runtime| runtime.strong_count() > 0);
+        live.insert(key, Arc::downgrade(&runtime));
+        Ok(runtime)
+    }
+
+    /// Compiles `component` (through the on-disk `cache` when given), links
+    /// it, and starts the epoch ticker under [`DeadlineClock::Ticker`].
+    fn compile(component: &[u8], clock: DeadlineClock, cache: Option<&Path>) -> Result<Self, HostError> {
+        let mut engine_config = Config::new();
+        engine_config.epoch_interruption(true);
+        let engine = Engine::new(&engine_config).map_err(|source| HostError::Engine { source })?;
+        let component = match cache {
+            Some(dir) => component_cache::load(&engine, component, dir),
+            None => Component::new(&engine, component),
+        }
+        .map_err(|source| HostError::Compile { source })?;
+        let mut linker = Linker::<StoreState>::new(&engine);
+        // The Rust std on wasm32-wasip2 imports WASI even when unused; it is
+        // linked with an empty context, so it grants nothing.
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|error| HostError::Link { source: error })?;
+        SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, |state| &mut state.call)
+            .map_err(|error| HostError::Link { source: error })?;
+        let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Link { source: error })?;
+        let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Link { source: error })?;
+        let ticks = match clock {
+            DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
+            DeadlineClock::Manual => None,
+        };
+        Ok(Self { engine, pre, ticks })
+    }
+}
+
 /// A configured plugin: a shared [`Runtime`] and its own idle instances.
 pub struct Sandbox {
     runtime: Arc<Runtime>,
@@ -185,8 +242,10 @@ struct TickCount {
 }
 
 impl Sandbox {
-    /// Compiles `component` once, links it, starts the epoch ticker, and
-    /// checks that the plugin accepts `config` (JSON); a refusal is
+    /// Compiles `component`, links it and starts the epoch ticker, unless
+    /// this process already runs it under the ticker (then that compiled
+    /// component, engine and ticker are shared: [`RUNTIMES`]), and checks
+    /// that the plugin accepts `config` (JSON); a refusal is
     /// [`HostError::Config`] with the plugin's own text.
     pub fn new(component: &[u8], config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
         Self::with_cache(component, config, limits, None)
@@ -200,27 +259,7 @@ impl Sandbox {
         limits: SandboxLimits,
         cache: Option<&std::path::Path>,
     ) -> Result<Self, HostError> {
-        let mut engine_config = Config::new();
-        engine_config.epoch_interruption(true);
-        let engine = Engine::new(&engine_config).map_err(|source| HostError::Engine { source })?;
-        let component = match cache {
-            Some(dir) => component_cache::load(&engine, component, dir),
-            None => Component::new(&engine, component),
-        }
-        .map_err(|source| HostError::Compile { source })?;
-        let mut linker = Linker::<StoreState>::new(&engine);
-        // The Rust std on wasm32-wasip2 imports WASI even when unused; it is
-        // linked with an empty context, so it grants nothing.
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|error| HostError::Link { source: error })?;
-        SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, |state| &mut state.call)
-            .map_err(|error| HostError::Link { source: error })?;
-        let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Link { source: error })?;
-        let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Link { source: error })?;
-        let ticks = match limits.clock {
-            DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
-            DeadlineClock::Manual => None,
-        };
-        Self::configured(Arc::new(Runtime { engine, pre, ticks }), config, limits)
+        Self::configured(Runtime::shared(component, limits.clock, cache)?, config, limits)
     }
 
     /// A sandbox for the same compiled component under the same limits with
@@ -435,6 +474,20 @@ fn start_epoch_ticker(engine: &Engine) -> Result<Arc<TickCount>, HostError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_component_is_compiled_once_per_process_under_the_ticker() {
+        let limits = SandboxLimits::default();
+        let first = Sandbox::new(EMBEDDED_PLUGIN, "{}", limits).unwrap();
+        let second = Sandbox::new(EMBEDDED_PLUGIN, r#"{"skillSearch":true}"#, limits).unwrap();
+        assert!(Arc::ptr_eq(&first.runtime, &second.runtime));
+        assert!(Arc::ptr_eq(&first.runtime, &first.reconfigured("{}").unwrap().runtime));
+        // A manual clock moves its engine's epoch for every sandbox on it: never shared.
+        let manual = SandboxLimits { clock: DeadlineClock::Manual, ..limits };
+        let own = Sandbox::new(EMBEDDED_PLUGIN, "{}", manual).unwrap();
+        assert!(!Arc::ptr_eq(&own.runtime, &first.runtime));
+        assert!(!Arc::ptr_eq(&own.runtime, &Sandbox::new(EMBEDDED_PLUGIN, "{}", manual).unwrap().runtime));
+    }
 
     #[test]
     fn an_allocation_the_guest_could_not_make_is_recognised() {
