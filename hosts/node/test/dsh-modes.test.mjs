@@ -269,3 +269,30 @@ test('search matches a listener put in place of the tool\'s are rendered in the 
   const none = await harness.invoke({ query: 'none' });
   assert.equal(none.content[0].text, 'No skill matches the query. Try other words, or load a skill by the exact name the user gave.');
 });
+
+test("the drop-in's words for a replaced search value are the component's own (no drift between the two copies)", async () => {
+  const skills = [
+    { name: 'pdf-forms', description: 'Fill PDF forms & <fields>.', content: 'Steps.' },
+    { name: 'pdf-merge', description: 'Merge PDF files.', content: 'Steps.' },
+  ];
+  // What the component itself writes for a search, recall off so that it runs.
+  const plugin = { ...PLUGINS.dropIn, apply: (ctx, config) => PLUGINS.dropIn.apply(ctx, config, { recall: false }) };
+  const own = await createHarness({ plugin, config: { skillSearch: true }, skills });
+  const found = await own.invoke({ query: 'pdf' });
+  const missed = await own.invoke({ query: 'spreadsheet' });
+  assert.equal(found.value.matches.length, 2);
+  assert.deepEqual(missed.value, { matches: [] });
+  // The same values, put in place by a listener, rendered by the drop-in's copy of those words.
+  const replacements = { a: found.value, b: missed.value };
+  const replaced = await createHarness({
+    plugin: PLUGINS.dropIn,
+    config: { skillSearch: true },
+    skills: [{ name: 'other-skill', description: 'Other.', content: 'Steps.' }],
+    mount: (ctx) =>
+      ctx.on('tools/post-execute', async (exec, result, next) =>
+        result.isError ? next() : { kind: 'accept', value: replacements[exec.arguments.query] },
+      ),
+  });
+  assert.equal((await replaced.invoke({ query: 'a' })).content[0].text, found.content[0].text);
+  assert.equal((await replaced.invoke({ query: 'b' })).content[0].text, missed.content[0].text);
+});
