@@ -15,6 +15,8 @@
 //   parser notes such keys (`duplicateKeys`), which the scenario reader
 //   refuses where the Rust host reads a struct.
 
+import { isDeepStrictEqual } from 'node:util';
+
 /** A JSON number that serde_json holds as an f64 (it had a fraction or an exponent, or did not fit 64 bits). */
 export class F64 {
   /** @param {number} value */
@@ -417,21 +419,8 @@ export function pretty(value, indent = '') {
 }
 
 /**
- * Whether two plain values (objects, arrays, strings, numbers, BigInts,
- * booleans, null, undefined: what jco lifts and JSON parses) are equal, key
- * sets included; object key order does not count.
+ * Whether two plain values (what jco lifts and JSON parses: objects, arrays,
+ * strings, numbers, BigInts, booleans, null, undefined) are equal, key sets
+ * included; object key order does not count. Node's own deep equality.
  */
-export function sameValue(a, b) {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let index = 0; index < a.length; index += 1) if (!sameValue(a[index], b[index])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) if (!Object.hasOwn(b, key) || !sameValue(a[key], b[key])) return false;
-  return true;
-}
+export const sameValue = isDeepStrictEqual;
