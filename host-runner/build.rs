@@ -45,21 +45,38 @@ fn main() {
         .unwrap_or_else(|error| panic!("cannot copy the built plugin {}: {error}", built.display()));
 }
 
-/// Fails early, with the fix, when the wasm target is missing: the nested
-/// build's own error ("can't find crate for `core`") does not say what to do.
+/// Makes sure the wasm target is installed. When it is missing and rustup is
+/// on `PATH`, adds it to the toolchain this build runs on (the README's first
+/// command then works on a machine with only Rust and rustup), with a warning
+/// saying so; otherwise fails early, with the fix: the nested build's own
+/// error ("can't find crate for `core`") does not say what to do.
 fn require_target() {
     let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let sysroot =
-        Command::new(rustc).args(["--print", "sysroot"]).output().ok().filter(|output| output.status.success());
-    let Some(sysroot) = sysroot else {
-        return; // Let the nested build report what is wrong.
+    let installed = || -> Option<bool> {
+        let output = Command::new(&rustc).args(["--print", "sysroot"]).output().ok()?;
+        let sysroot = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+        output.status.success().then(|| sysroot.join("lib/rustlib").join(TARGET).exists())
     };
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
-    if !sysroot.join("lib/rustlib").join(TARGET).exists() {
-        panic!(
-            "the Rust target `{TARGET}` is not installed, and the plugin component is built for it: run `rustup target add {TARGET}`"
-        );
+    if installed() != Some(false) {
+        return; // Installed, or no sysroot: let the nested build report what is wrong.
     }
+    // rustup sets RUSTUP_TOOLCHAIN for the tools it runs, so this adds the
+    // target to the toolchain building this crate, not to the default one.
+    // Its output goes to stderr: a build script's stdout is read by cargo.
+    let added = Command::new("rustup")
+        .args(["target", "add", TARGET])
+        .stdout(std::io::stderr())
+        .status()
+        .is_ok_and(|status| status.success());
+    if added && installed() == Some(true) {
+        println!(
+            "cargo:warning=the Rust target `{TARGET}` was missing; ran `rustup target add {TARGET}` to build the plugin component"
+        );
+        return;
+    }
+    panic!(
+        "the Rust target `{TARGET}` is not installed, and the plugin component is built for it: run `rustup target add {TARGET}`"
+    );
 }
 
 include!("../build-support/nested_cargo.rs");
