@@ -1,14 +1,24 @@
 //! The rules the skill plugin (the guest) and its hosts must agree on, in
 //! one place: both sides validate with the same code, so they cannot drift.
-//! `no_std` with `alloc` and no dependencies, so the guest compiles it for
-//! `wasm32-wasip2` exactly as the host compiles it natively.
+//! `no_std` with `alloc`, its one dependency `serde_json` without `std`, so
+//! the guest compiles it for `wasm32-wasip2` exactly as the host compiles it
+//! natively.
+//!
+//! [`Record`] is every source the plugin may write: the guest writes through
+//! it and the hosts read through it (`records.json` beside this crate holds
+//! its accepted and refused sources, which both hosts' tests read).
 //!
 //! ```
-//! use skill_rules::{is_skill_name, ToolView};
+//! use skill_rules::{is_skill_name, Record, SkillNotice, ToolView};
 //!
 //! assert!(is_skill_name("review-pr"));
 //! assert!(!is_skill_name("../etc"));
 //! assert_eq!(ToolView::from_name("hidden"), Some(ToolView::Hidden));
+//!
+//! let gone = Record::Notice(SkillNotice::Gone { name: "pdf".into() });
+//! assert_eq!(gone.to_json(), r#"{"form":"gone","kind":"skill-notice","name":"pdf"}"#);
+//! assert_eq!(Record::parse(r#"{"kind":"skill-notice","form":"gone","name":"pdf"}"#).unwrap(), gone);
+//! assert_eq!(Record::parse(r#"{"kind":"user"}"#).unwrap_err().name(), "foreign");
 //! ```
 
 #![no_std]
@@ -19,8 +29,10 @@ extern crate alloc;
 use alloc::string::String;
 
 mod patterns;
+mod record;
 
 pub use patterns::SkillPatterns;
+pub use record::{CatalogEntry, INVOCATION_KIND, NOTICE_KIND, Record, Refusal, SkillCatalog, SkillNotice};
 
 /// The plugin's name in DeepSeek Harness (docs/spec.md §3.1).
 pub const PLUGIN_NAME: &str = "dsh-tool-skill";
@@ -93,6 +105,16 @@ pub fn normalise_description(raw: &str) -> String {
 /// catalog published before it: its entries add or replace entries of the
 /// same names, and `removed` lists the names that left.
 pub const CATALOG_UPDATE_FORM: &str = "catalog-update";
+
+/// The longest body digest a plugin may hand back (`sha256:` and 64 hex
+/// digits is 71), in a skill notice or a tool result's load (docs/spec.md §8.5).
+pub const MAX_BODY_DIGEST_BYTES: usize = 128;
+
+/// A body digest a plugin may hand back: up to [`MAX_BODY_DIGEST_BYTES`]
+/// bytes of printable ASCII (`!` to `~`).
+pub fn is_body_digest(digest: &str) -> bool {
+    digest.len() <= MAX_BODY_DIGEST_BYTES && digest.bytes().all(|byte| byte.is_ascii_graphic())
+}
 
 /// With `skillSearch` on (docs/spec.md §3.14): the most skills one `query`
 /// returns. Hosts refuse a longer list.
