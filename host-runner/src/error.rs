@@ -38,6 +38,10 @@ pub enum HostError {
         /// What wasmtime reported.
         source: wasmtime::Error,
     },
+    /// The component exports no version of the plugin interface this host
+    /// runs (`skill-host component --wit` prints each accepted version).
+    #[error("cannot load the plugin component: {0}")]
+    Contract(String),
     /// The thread that advances the deadline clock could not be started
     /// (without it no deadline would ever fire, so the host refuses to run).
     #[error("cannot load the plugin component: cannot start the epoch ticker thread: {source}")]

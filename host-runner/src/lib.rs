@@ -48,6 +48,7 @@ mod step;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 
+pub use bindings::ContractVersion;
 pub use error::HostError;
 pub use plugin::{Decision, LoadedSkill, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};
 pub use registry::{

@@ -146,6 +146,12 @@ impl Plugin {
         Ok(Self { sandbox: self.sandbox.reconfigured(config)? })
     }
 
+    /// The contract version the component was built for (its plugin
+    /// export's); an earlier one runs through its own bindings.
+    pub fn contract_version(&self) -> crate::ContractVersion {
+        self.sandbox.contract_version()
+    }
+
     /// The limits every call runs under.
     pub fn limits(&self) -> SandboxLimits {
         self.sandbox.limits()
@@ -165,7 +171,7 @@ impl Plugin {
     /// The `skill` tool's definition, as the plugin declares it.
     pub fn definition(&self) -> Result<ToolDefinition, HostError> {
         let definition = self.sandbox.call("definition", CallContext::detached(), |store, plugin| {
-            plugin.dsh_skill_plugin().call_definition(store)
+            plugin.call_definition(store)
         })?;
         let mut check = self.output_check("definition");
         check.text(|| "the name".to_owned(), &definition.name)?;
@@ -227,7 +233,7 @@ impl Plugin {
             ..CallContext::default()
         };
         let (returned, step) = self.sandbox.call("pre-step", call, |store, plugin| {
-            let returned = plugin.dsh_skill_plugin().call_pre_step(&mut *store, context)?;
+            let returned = plugin.call_pre_step(&mut *store, context)?;
             Ok((returned, store.data_mut().call.step.take().unwrap_or_default()))
         })?;
         match returned {
@@ -242,7 +248,7 @@ impl Plugin {
         let call = CallContext::registry_for(registry, cwd);
         match self
             .sandbox
-            .call("system-prompt", call, |store, plugin| plugin.dsh_skill_plugin().call_system_prompt(store))?
+            .call("system-prompt", call, |store, plugin| plugin.call_system_prompt(store))?
         {
             Ok(text) => {
                 self.output_check("system-prompt").text(|| "the system prompt".to_owned(), &text)?;
@@ -255,7 +261,7 @@ impl Plugin {
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
         let call = CallContext::registry_for(registry, cwd);
-        match self.sandbox.call("expand", call, |store, plugin| plugin.dsh_skill_plugin().call_expand(store, text))? {
+        match self.sandbox.call("expand", call, |store, plugin| plugin.call_expand(store, text))? {
             Ok(text) => {
                 self.output_check("expand").text(|| "the expansion".to_owned(), &text)?;
                 Ok(text)
@@ -274,7 +280,7 @@ impl Plugin {
         let call = CallContext::registry_for(registry, cwd);
         let returned = self
             .sandbox
-            .call("invoke", call, |store, plugin| plugin.dsh_skill_plugin().call_invoke(store, arguments))?;
+            .call("invoke", call, |store, plugin| plugin.call_invoke(store, arguments))?;
         validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {

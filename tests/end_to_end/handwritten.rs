@@ -31,6 +31,12 @@ impl Guest {
     /// `skill-plugin` world with fixed values (a 4 MiB memory, a bump
     /// allocator at its end), with the WIT embedded, encoded by wit-component.
     pub(crate) fn component(&self) -> Vec<u8> {
+        self.component_at("0.2.0")
+    }
+
+    /// The same component, built against `wit/` with its package version
+    /// changed to `version` (a contract this host may not run).
+    pub(crate) fn component_at(&self, version: &str) -> Vec<u8> {
         let Guest { imports, definitions, pre_step } = self;
         let wat = format!(
             r#"(module
@@ -69,9 +75,13 @@ impl Guest {
     (i32.store (i32.const 96) (i32.const 0)) (i32.const 88))
 )"#
         );
+        let wat = wat.replace("dsh:skill/plugin@0.2.0#", &format!("dsh:skill/plugin@{version}#"));
         let mut module = wat::parse_str(&wat).expect("the hand-written module parses");
+        let wit = std::fs::read_to_string(repo_root().join("wit/world.wit")).expect("wit/world.wit reads");
+        let wit = wit.replace("package dsh:skill@0.2.0;", &format!("package dsh:skill@{version};"));
+        assert!(wit.contains(&format!("package dsh:skill@{version};")), "wit/world.wit is no longer dsh:skill@0.2.0");
         let mut resolve = Resolve::new();
-        let (package, _) = resolve.push_dir(repo_root().join("wit")).expect("wit/ parses");
+        let package = resolve.push_str("world.wit", &wit).expect("wit/ parses");
         let world = resolve.select_world(&[package], Some("skill-plugin")).expect("wit/ has the skill-plugin world");
         wit_component::embed_component_metadata(&mut module, &resolve, world, wit_component::StringEncoding::UTF8)
             .expect("the WIT embeds");

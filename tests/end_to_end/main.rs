@@ -8,6 +8,7 @@ mod cli;
 mod cli_catalog;
 mod cli_catalog_why;
 mod common;
+mod contract_versions;
 mod corpus;
 mod cross_host;
 mod deadlines;

@@ -405,6 +405,7 @@ pub fn one_line(error: &anyhow::Error) -> String {
                 HostError::Engine { .. }
                     | HostError::Compile { .. }
                     | HostError::Link { .. }
+                    | HostError::Contract(_)
                     | HostError::Ticker { .. }
                     | HostError::Trap { .. }
             )

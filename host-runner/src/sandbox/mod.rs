@@ -19,13 +19,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use self::memory_budget::{MemoryBudget, OverBudget};
-use crate::bindings::{SkillPlugin, SkillPluginPre};
+use crate::bindings::{ContractVersion, Guest, GuestPre};
 use crate::error::HostError;
 use crate::imports::{CallContext, CallDeadline};
 
@@ -154,7 +154,7 @@ impl WasiView for StoreState {
 /// A configured instance with its own store.
 struct Instance {
     store: Store<StoreState>,
-    plugin: SkillPlugin,
+    plugin: Guest,
     stderr: MemoryOutputPipe,
 }
 
@@ -163,7 +163,9 @@ struct Instance {
 /// ([`Sandbox::reconfigured`]).
 struct Runtime {
     engine: Engine,
-    pre: SkillPluginPre<StoreState>,
+    /// The contract version the component was built for.
+    version: ContractVersion,
+    pre: GuestPre<StoreState>,
     /// The ticker's count, under [`DeadlineClock::Ticker`].
     ticks: Option<Arc<TickCount>>,
 }
@@ -210,15 +212,15 @@ impl Runtime {
         // The Rust std on wasm32-wasip2 imports WASI even when unused; it is
         // linked with an empty context, so it grants nothing.
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|error| HostError::Link { source: error })?;
-        SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, |state| &mut state.call)
+        // Linked through the bindings of the contract version it exports.
+        let version = ContractVersion::of(&engine, &component).map_err(HostError::Contract)?;
+        let pre = GuestPre::new(version, linker, &component, |state| &mut state.call)
             .map_err(|error| HostError::Link { source: error })?;
-        let pre = linker.instantiate_pre(&component).map_err(|error| HostError::Link { source: error })?;
-        let pre = SkillPluginPre::new(pre).map_err(|error| HostError::Link { source: error })?;
         let ticks = match clock {
             DeadlineClock::Ticker => Some(start_epoch_ticker(&engine)?),
             DeadlineClock::Manual => None,
         };
-        Ok(Self { engine, pre, ticks })
+        Ok(Self { engine, version, pre, ticks })
     }
 }
 
@@ -284,6 +286,11 @@ impl Sandbox {
         Ok(sandbox)
     }
 
+    /// The contract version of the component.
+    pub fn contract_version(&self) -> ContractVersion {
+        self.runtime.version
+    }
+
     /// The limits every call runs under.
     pub fn limits(&self) -> SandboxLimits {
         self.limits
@@ -302,7 +309,7 @@ impl Sandbox {
         &self,
         name: &'static str,
         call: CallContext,
-        body: impl FnOnce(&mut Store<StoreState>, &SkillPlugin) -> wasmtime::Result<R>,
+        body: impl FnOnce(&mut Store<StoreState>, &Guest) -> wasmtime::Result<R>,
     ) -> Result<R, HostError> {
         let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
         let mut instance = match idle {
@@ -352,7 +359,7 @@ impl Sandbox {
         store.set_epoch_deadline(self.deadline_ticks);
         let configured = (|| {
             let plugin = self.runtime.pre.instantiate(&mut store)?;
-            let accepted = plugin.dsh_skill_plugin().call_configure(&mut store, &self.config)?;
+            let accepted = plugin.call_configure(&mut store, &self.config)?;
             Ok((plugin, accepted))
         })();
         match configured {

@@ -1,0 +1,154 @@
+//! `dsh:skill@0.1.0`, the first released contract: its bindings, and the
+//! conversions that let a component built for it run under this host with
+//! its 0.1.0 behaviour.
+//!
+//! 0.1.0 differs from 0.2.0 in one place: `tool-success.value` is a
+//! `skill-result`, not the `tool-value` variant (a 0.1.0 plugin has no
+//! search). Every other record is the same shape, so the imports answer by
+//! calling this host's 0.2.0 implementation and converting the records each
+//! interface defines for itself; the shared `types` interface is mapped onto
+//! the current Rust types outright (the component model matches records by
+//! structure, not by package version).
+
+use super::current;
+
+wasmtime::component::bindgen!({
+    path: "../wit/released/0.1.0",
+    world: "skill-plugin",
+    imports: { default: trappable },
+    with: { "dsh:skill/types@0.1.0": super::current::types },
+});
+
+use dsh::skill::{registry, session, step};
+use exports::dsh::skill::plugin as api;
+
+use crate::imports::CallContext;
+
+impl registry::Host for CallContext {
+    fn snapshot(
+        &mut self,
+        known: Option<u64>,
+    ) -> wasmtime::Result<Result<registry::SnapshotAnswer, current::types::RegistryError>> {
+        let answer = current::registry::Host::snapshot(self, known)?;
+        Ok(answer.map(|answer| match answer {
+            current::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
+            current::registry::SnapshotAnswer::Changed(snapshot) => {
+                registry::SnapshotAnswer::Changed(registry::SkillSnapshot {
+                    complete: snapshot.complete,
+                    revision: snapshot.revision,
+                    skills: snapshot.skills,
+                })
+            }
+        }))
+    }
+
+    fn list_skills(
+        &mut self,
+        name: Option<String>,
+    ) -> wasmtime::Result<Result<Vec<current::types::SkillSummary>, current::types::RegistryError>> {
+        current::registry::Host::list_skills(self, name)
+    }
+
+    fn get_skill(
+        &mut self,
+        name: String,
+    ) -> wasmtime::Result<Result<Option<current::types::SkillDefinition>, current::types::RegistryError>> {
+        current::registry::Host::get_skill(self, name)
+    }
+}
+
+impl session::Host for CallContext {
+    fn list_user_messages(
+        &mut self,
+        filters: Vec<session::SourceFilter>,
+        before: Option<u64>,
+        limit: u32,
+    ) -> wasmtime::Result<session::MessageRefPage> {
+        let filters = filters
+            .into_iter()
+            .map(|filter| current::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
+            .collect();
+        let page = current::session::Host::list_user_messages(self, filters, before, limit)?;
+        Ok(session::MessageRefPage {
+            refs: page
+                .refs
+                .into_iter()
+                .map(|found| session::MessageRef { seq: found.seq, visible: found.visible })
+                .collect(),
+            next: page.next,
+        })
+    }
+
+    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<current::types::Message>> {
+        current::session::Host::get_user_message(self, seq)
+    }
+}
+
+impl step::Host for CallContext {
+    fn proposed_messages(&mut self) -> wasmtime::Result<Vec<current::types::Message>> {
+        current::step::Host::proposed_messages(self)
+    }
+
+    fn decide(&mut self, messages: Vec<step::DecidedMessage>) -> wasmtime::Result<()> {
+        let messages = messages
+            .into_iter()
+            .map(|decided| match decided {
+                step::DecidedMessage::Proposed(index) => current::step::DecidedMessage::Proposed(index),
+                step::DecidedMessage::Added(message) => current::step::DecidedMessage::Added(message),
+            })
+            .collect();
+        current::step::Host::decide(self, messages)
+    }
+}
+
+/// The step context, as 0.1.0 spells it.
+pub(super) fn step_context(context: current::plugin::StepContext) -> api::StepContext {
+    api::StepContext {
+        session: context.session,
+        registry_revision: context.registry_revision,
+        history_version: context.history_version,
+        tool_view: match context.tool_view {
+            current::plugin::ToolView::Visible => api::ToolView::Visible,
+            current::plugin::ToolView::Hidden => api::ToolView::Hidden,
+            current::plugin::ToolView::Shadowed => api::ToolView::Shadowed,
+        },
+        aborted: context.aborted,
+        proposal: match context.proposal {
+            current::plugin::Proposal::Enter(count) => api::Proposal::Enter(count),
+            current::plugin::Proposal::Reject => api::Proposal::Reject,
+        },
+    }
+}
+
+pub(super) fn step_error(error: api::StepError) -> current::plugin::StepError {
+    match error {
+        api::StepError::Aborted => current::plugin::StepError::Aborted,
+    }
+}
+
+pub(super) fn tool_definition(definition: api::ToolDefinition) -> current::plugin::ToolDefinition {
+    current::plugin::ToolDefinition {
+        name: definition.name,
+        description: definition.description,
+        parameters: definition.parameters,
+    }
+}
+
+/// A 0.1.0 tool result: its value is always a skill.
+pub(super) fn tool_success(success: api::ToolSuccess) -> current::plugin::ToolSuccess {
+    let result = success.value;
+    current::plugin::ToolSuccess {
+        value: current::plugin::ToolValue::Skill(current::plugin::SkillResult {
+            name: result.name,
+            provider: result.provider,
+            resource_base: result.resource_base,
+            content: result.content,
+        }),
+        text: success.text,
+        loaded: success.loaded.map(|loaded| current::plugin::LoadedSkill {
+            name: loaded.name,
+            provider: loaded.provider,
+            body_digest: loaded.body_digest,
+        }),
+    }
+}

@@ -1,0 +1,129 @@
+//! Every released contract version loads: a plugin built against
+//! `dsh:skill@0.1.0` (`tests/fixtures/plugin-v0-1`, from
+//! `wit/released/0.1.0`) runs under today's host with its 0.1.0 behaviour,
+//! through the library and through `skill-host --plugin`, every export and
+//! import converted; a version the host does not know is refused with the
+//! versions it runs.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use skill_host::providers::local::{LocalProvider, LocalRoots};
+use skill_host::{ContractVersion, HostError, Plugin, SandboxLimits, SkillRegistry, ToolOutcome};
+
+use crate::common::{Sandbox, path, plugin as embedded, repo_root, stderr, stdout};
+use crate::handwritten::Guest;
+
+static PLUGIN_V0_1: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plugin_v0_1.wasm"));
+
+/// The example workspace's model-invocable skills, as the 0.1.0 plugin lists them.
+const CATALOG: &str = "0.1.0 catalog: commit-message, release-notes, review-pr, triage-bug";
+
+#[test]
+fn a_0_1_0_plugin_runs_every_export_under_todays_host() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    let plugin = Plugin::new(PLUGIN_V0_1, "{}", SandboxLimits::default()).expect("the 0.1.0 plugin loads");
+    assert_eq!(plugin.contract_version(), ContractVersion::V0_1_0);
+    assert_eq!(embedded().contract_version(), ContractVersion::CURRENT);
+
+    // Exports with no imports: the definition, and a refused configuration.
+    let definition = plugin.definition().unwrap();
+    assert_eq!(definition.description, "Load a skill by name (a dsh:skill@0.1.0 plugin).");
+    assert_eq!(definition.parameters["required"], json!(["name"]));
+    match Plugin::new(PLUGIN_V0_1, r#"{"refuse":true}"#, SandboxLimits::default()) {
+        Err(HostError::Config(message)) => assert_eq!(message, r#"this 0.1.0 plugin refuses {"refuse":true}"#),
+        other => panic!("expected the plugin's refusal, got {:?}", other.err()),
+    }
+
+    // `invoke`: a 0.1.0 skill-result becomes the current value, its load recorded.
+    let registry = Arc::new(SkillRegistry::new());
+    registry.register_provider(Arc::new(LocalProvider::new(LocalRoots::default())));
+    let cwd = Some(path(&workspace));
+    match plugin.invoke(&registry, cwd, r#"{"name":"release-notes"}"#).unwrap() {
+        ToolOutcome::Success { value, text, loaded } => {
+            assert_eq!(value["name"], "release-notes");
+            assert_eq!(value["provider"], "local");
+            let content = value["content"].as_str().unwrap();
+            assert!(content.starts_with("# Draft release notes"), "{content}");
+            assert_eq!(text, format!("0.1.0 loaded release-notes:\n{content}"));
+            let loaded = loaded.expect("the 0.1.0 plugin records its load");
+            assert_eq!((loaded.name.as_str(), loaded.provider.as_str()), ("release-notes", "local"));
+            assert!(loaded.body_digest.is_some_and(|digest| digest.starts_with("sha256:")));
+        }
+        other => panic!("expected a skill, got {other:?}"),
+    }
+    assert_eq!(
+        plugin.invoke(&registry, cwd, r#"{"name":"no-such-skill"}"#).unwrap().text(),
+        "Error: no skill named no-such-skill"
+    );
+
+    // `system-prompt` (registry.list-skills) and `expand`.
+    let prompt = plugin.system_prompt(&registry, cwd).unwrap();
+    assert!(prompt.starts_with("0.1.0 skills: ") && prompt.contains("deploy-production"), "{prompt}");
+    assert_eq!(plugin.expand(&registry, cwd, "/skill:review-pr").unwrap(), "0.1.0 expanded: /skill:review-pr");
+}
+
+#[test]
+fn skill_host_runs_a_0_1_0_plugin_from_a_file() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    let component = sandbox.path().join("plugin-v0-1.wasm");
+    std::fs::write(&component, PLUGIN_V0_1).unwrap();
+    let session = sandbox.path().join("session.jsonl");
+    let step =
+        || sandbox.run(&["--plugin", path(&component), "step", "--session", path(&session), "--cwd", path(&workspace)]);
+
+    // The pre-step reads the registry's snapshot and the session (through
+    // the 0.1.0 records of both), and adds its catalog once.
+    let first = step();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(stdout(&first).trim_end(), CATALOG);
+    let second = step();
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    assert_eq!(stdout(&second), "", "the catalog is shown: the 0.1.0 plugin found it in the session");
+
+    let load = sandbox.run(&["--plugin", path(&component), "load", "commit-message", "--cwd", path(&workspace)]);
+    assert_eq!(load.status.code(), Some(0), "{}", stderr(&load));
+    assert!(stdout(&load).starts_with("0.1.0 loaded commit-message:\n"), "{}", stdout(&load));
+}
+
+#[test]
+fn the_wit_of_each_accepted_version_is_printed_as_released() {
+    let sandbox = Sandbox::new();
+    for (argument, file) in
+        [(None, "wit/world.wit"), (Some("0.2.0"), "wit/world.wit"), (Some("0.1.0"), "wit/released/0.1.0/world.wit")]
+    {
+        let mut args = vec!["component", "--wit"];
+        args.extend(argument);
+        let output = sandbox.run(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(stdout(&output), std::fs::read_to_string(repo_root().join(file)).unwrap(), "{args:?}");
+    }
+    for version in ContractVersion::ACCEPTED {
+        let released = version.wit();
+        assert!(released.contains(&format!("\npackage dsh:skill@{};\n", version.number())), "{version:?}");
+    }
+    let unknown = sandbox.run(&["component", "--wit", "0.3.0"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert_eq!(
+        stderr(&unknown).trim_end(),
+        "error: this host runs no contract version \"0.3.0\"; it runs 0.2.0, 0.1.0"
+    );
+}
+
+#[test]
+fn a_contract_version_the_host_does_not_run_is_refused_with_those_it_does() {
+    let future = Guest::default().component_at("0.3.0");
+    let error = Plugin::new(&future, "{}", SandboxLimits::default()).err().expect("0.3.0 is refused");
+    assert_eq!(
+        error.to_string(),
+        "cannot load the plugin component: the component exports dsh:skill/plugin@0.3.0, but this host runs one that exports dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0"
+    );
+    // The same plugin at 0.2.0 loads: only the version was refused.
+    let current = Guest::default().component_at("0.2.0");
+    assert_eq!(
+        Plugin::new(&current, "{}", SandboxLimits::default()).unwrap().contract_version(),
+        ContractVersion::V0_2_0
+    );
+}
