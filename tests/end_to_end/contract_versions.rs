@@ -127,3 +127,43 @@ fn a_contract_version_the_host_does_not_run_is_refused_with_those_it_does() {
         ContractVersion::V0_2_0
     );
 }
+
+/// The Node host runs the same 0.1.0 component with the same results: a
+/// scenario of pre-steps, a compaction and loads replays byte for byte alike
+/// in both hosts.
+#[test]
+fn both_hosts_replay_a_0_1_0_plugin_alike() {
+    let sandbox = Sandbox::new();
+    let component = sandbox.path().join("plugin-v0-1.wasm");
+    std::fs::write(&component, PLUGIN_V0_1).unwrap();
+    let scenario = sandbox.path().join("v0-1.json");
+    let skill = |name: &str, invocable: bool| {
+        json!({"name": name, "description": format!("{name} skill."), "content": format!("{name} body."),
+               "invocation": {"modelInvocable": invocable, "userInvocable": true}})
+    };
+    let steps = json!([
+        {"op": "pre-step", "messages": [{"role": "user", "content": [{"type": "text", "text": "hello"}], "source": {"kind": "user"}}]},
+        {"op": "pre-step", "messages": []},
+        {"op": "invoke", "name": "b-skill"},
+        {"op": "invoke", "name": "missing"},
+        {"op": "compact"},
+        {"op": "pre-step", "messages": []},
+    ]);
+    let text = json!({
+        "providers": [{"name": "memory", "skills": [skill("b-skill", true), skill("a-skill", true), skill("hidden", false)]}],
+        "steps": steps,
+    });
+    std::fs::write(&scenario, text.to_string()).unwrap();
+    let (rust, node) = crate::cross_host::replay_in_both(&sandbox, &component, &scenario, &[]);
+    assert_eq!(rust.code, Some(0), "{}", rust.stderr);
+    assert_eq!(node.code, Some(0), "{}", node.stderr);
+    assert_eq!(rust.stdout, node.stdout);
+    let replayed: serde_json::Value = serde_json::from_str(&rust.stdout).unwrap();
+    let steps = replayed["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["messages"][1]["text"], "0.1.0 catalog: a-skill, b-skill");
+    assert_eq!(steps[1]["messages"], json!([]), "the catalog is shown");
+    assert_eq!(steps[2]["ok"]["name"], "b-skill");
+    assert_eq!(steps[2]["text"], "0.1.0 loaded b-skill:\nb-skill body.");
+    assert_eq!(steps[3]["error"], "Error: no skill named missing");
+    assert_eq!(steps[5]["messages"][0]["text"], "0.1.0 catalog: a-skill, b-skill", "compaction hid it");
+}

@@ -61,10 +61,10 @@ fn component(sandbox: &Sandbox) -> PathBuf {
 
 /// What one host did with one scenario.
 #[derive(Debug)]
-struct Replay {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Replay {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Replay {
@@ -74,7 +74,7 @@ impl Replay {
     }
 }
 
-fn replay_in_both(sandbox: &Sandbox, plugin: &Path, scenario: &Path, extra: &[&str]) -> (Replay, Replay) {
+pub(crate) fn replay_in_both(sandbox: &Sandbox, plugin: &Path, scenario: &Path, extra: &[&str]) -> (Replay, Replay) {
     let node_host = node_host();
     let mut rust_args = vec!["--plugin", plugin.to_str().unwrap()];
     rust_args.extend_from_slice(extra);

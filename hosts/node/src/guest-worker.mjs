@@ -114,6 +114,31 @@ const imports = {
 const { instantiate } = await import(moduleUrl);
 let plugin = null;
 
+/**
+ * The plugin interface of whichever released contract version the component
+ * exports, with the current version's values (as host-runner/src/bindings
+ * does for skill-host): a `dsh:skill@0.1.0` tool result's value is a skill,
+ * not yet the `skill`/`matches` variant.
+ */
+function pluginInterface(exports) {
+  const current = exports['dsh:skill/plugin@0.2.0'];
+  if (current !== undefined) return current;
+  const v0_1_0 = exports['dsh:skill/plugin@0.1.0'];
+  if (v0_1_0 === undefined) {
+    const found = Object.keys(exports).join(', ') || 'nothing';
+    throw new Error(
+      `the component exports ${found}, but this host runs one that exports dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0`,
+    );
+  }
+  return {
+    ...v0_1_0,
+    invoke(argumentsText) {
+      const success = v0_1_0.invoke(argumentsText);
+      return { ...success, value: { tag: 'skill', val: success.value } };
+    },
+  };
+}
+
 /** jco throws a `ComponentError` carrying the WIT `err` value as `payload`. */
 function isDomainError(error) {
   return error instanceof Error && error.constructor.name === 'ComponentError' && Object.hasOwn(error, 'payload');
@@ -144,7 +169,7 @@ function serve({ id, call, args, preloads: given = null }) {
   try {
     // Instantiation runs the guest's start code: it happens inside the first
     // call, under that call's deadline.
-    plugin ??= instantiate((name) => core[name], imports)['dsh:skill/plugin@0.2.0'];
+    plugin ??= pluginInterface(instantiate((name) => core[name], imports));
     copied = 0;
     let result;
     try {
