@@ -15,13 +15,13 @@
 //! own cost, the floor under any plugin.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Parser;
 use serde_json::{Value, json};
 use skill_host::message::{self, user_source};
-use skill_host::session::{SessionHeader, SessionLog, SurfaceOp};
+use skill_host::session::{SessionHeader, SessionLog, SharedSession, SurfaceOp};
 use skill_host::{Decision, Plugin, RuntimeSkill, SandboxLimits, SkillRegistry, StepInput, StepOutcome, run_step};
 
 #[derive(Parser)]
@@ -75,13 +75,13 @@ fn main() -> anyhow::Result<()> {
         registry.register_runtime(RuntimeSkill::new(name, description, content)).map_err(anyhow::Error::msg)?;
     }
     let plugin = Plugin::embedded(&args.config, SandboxLimits::default())?;
-    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(CWD.to_owned())))));
+    let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some(CWD.to_owned()))));
     let input = StepInput { cwd: Some(CWD.into()), ..StepInput::default() };
 
     // The session: the end-of-seed marker, a user prompt, the catalog as a
     // real pre-step publishes it, then synthetic history up to M events.
     {
-        let mut log = session.lock().unwrap();
+        let mut log = session.lock();
         log.append_event("session/end-seed", json!({}), None)?;
         log.append_user_messages(vec![(
             message::user_message(user_source(), "Help me get this repository ready for the release."),
@@ -96,10 +96,10 @@ fn main() -> anyhow::Result<()> {
     if args.record_load {
         let arguments = json!({ "name": skills[0].0 }).to_string();
         let outcome = plugin.invoke(&registry, Some(CWD), &arguments)?;
-        skill_host::record_tool_result(&mut session.lock().unwrap(), &outcome)?;
+        skill_host::record_tool_result(&mut session.lock(), &outcome)?;
     }
     {
-        let mut log = session.lock().unwrap();
+        let mut log = session.lock();
         let missing = args.events.saturating_sub(log.next_seq() as usize);
         workload::append_history(&mut log, missing)?;
         anyhow::ensure!(log.next_seq() as usize >= args.events, "the session has {} events", log.next_seq());
@@ -145,7 +145,7 @@ fn main() -> anyhow::Result<()> {
     let grow = || -> anyhow::Result<()> {
         if args.growing {
             let data = message::user_message(user_source(), "And one more thing.");
-            session.lock().unwrap().append_user_messages(vec![(data, SurfaceOp::Append)])?;
+            session.lock().append_user_messages(vec![(data, SurfaceOp::Append)])?;
         }
         Ok(())
     };
@@ -458,10 +458,10 @@ mod native {
 
     pub fn pre_step(
         registry: &SkillRegistry,
-        session: &Mutex<SessionLog>,
+        session: &SharedSession,
         memory: &mut skill_plugin::memory::Memory,
     ) -> anyhow::Result<()> {
-        let log = session.lock().unwrap();
+        let log = session.lock();
         let context = core::StepContext {
             session: log.key(),
             registry_revision: registry.cached_revision(Some(Path::new(CWD))),

@@ -12,12 +12,12 @@
 //! (in MiB) under which it still succeeds. For each body: its size, the tool
 //! result's bytes and the smallest memory cap for one `skill` call.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use skill_host::message::single_text;
-use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::session::{SessionHeader, SessionLog, SharedSession};
 use skill_host::{
     Decision, EMBEDDED_PLUGIN, HostError, OutputLimits, Plugin, RuntimeSkill, SandboxLimits, SkillRegistry, StepInput,
     StepOutcome, ToolOutcome, run_step,
@@ -54,7 +54,7 @@ fn plugin(memory_mb: usize) -> Result<Plugin, HostError> {
 
 fn catalog_step(registry: &Arc<SkillRegistry>, memory_mb: usize) -> Result<(usize, Duration), HostError> {
     let plugin = plugin(memory_mb)?;
-    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/w".to_owned())))));
+    let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some("/w".to_owned()))));
     let input = StepInput { cwd: Some("/w".into()), ..StepInput::default() };
     let started = Instant::now();
     let outcome = run_step(&plugin, registry, &session, &input, Decision::Enter(vec![]))?;

@@ -4,13 +4,13 @@
 //! `cli`) is built on this API alone.
 //!
 //! ```no_run
-//! use std::sync::{Arc, Mutex};
-//! use skill_host::{Decision, Plugin, SandboxLimits, SkillRegistry, RuntimeSkill, SessionLog, SessionHeader, StepInput, run_step};
+//! use std::sync::Arc;
+//! use skill_host::{Decision, Plugin, SandboxLimits, SkillRegistry, RuntimeSkill, SessionLog, SessionHeader, SharedSession, StepInput, run_step};
 //!
 //! let plugin = Plugin::embedded("{}", SandboxLimits::default())?;
 //! let registry = Arc::new(SkillRegistry::new());
 //! registry.register_runtime(RuntimeSkill::new("triage-bug", "Triage a bug report.", "Steps…")).unwrap();
-//! let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".into())))));
+//! let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".into()))));
 //! let outcome = run_step(&plugin, &registry, &session, &StepInput::default(), Decision::Enter(Vec::new()))?;
 //! println!("{outcome:?}"); // the initial catalog, now appended to the session
 //! # Ok::<(), skill_host::HostError>(())
@@ -24,7 +24,9 @@
 //! - [`SkillRegistry`] merges [`SkillProvider`]s and [`RuntimeSkill`]s;
 //!   [`providers`] holds the local-file, in-memory, remote (feature
 //!   `remote`) providers and the watcher (feature `watch`).
-//! - [`SessionLog`] is the session file; [`message`] builds its messages.
+//! - [`SessionLog`] is the session file, and [`SharedSession`] one log shared
+//!   by steps, the plugin's calls and the embedder; [`message`] builds its
+//!   messages.
 //! - [`lint`] checks skill files.
 //!
 //! The contract every behaviour follows is `docs/spec.md` in the repository.
@@ -58,5 +60,5 @@ pub use registry::{
     SkillProvider, SkillRegistry, SkippedFile, Winner, is_skill_name, winners_named,
 };
 pub use sandbox::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits, component_cache};
-pub use session::{SessionError, SessionHeader, SessionLog, SurfaceOp};
+pub use session::{SessionError, SessionHeader, SessionLog, SharedSession, SurfaceOp};
 pub use step::{preview_step, record_tool_result, run_step};

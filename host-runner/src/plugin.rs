@@ -5,8 +5,8 @@
 mod decision;
 mod output;
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
@@ -16,7 +16,7 @@ use crate::error::HostError;
 use crate::imports::{CallContext, StepCall, content_to_wit};
 use crate::registry::{ResourceBase, ResourceBaseJson, SkillRegistry, is_skill_name};
 use crate::sandbox::{EMBEDDED_PLUGIN, ManualClock, Sandbox, SandboxLimits};
-use crate::session::SessionLog;
+use crate::session::SharedSession;
 
 use self::decision::{apply_decision, is_digest};
 use self::output::OutputCheck;
@@ -193,12 +193,12 @@ impl Plugin {
     pub(crate) fn pre_step(
         &self,
         registry: &Arc<SkillRegistry>,
-        session: &Arc<Mutex<SessionLog>>,
+        session: &SharedSession,
         input: &StepInput,
         decision: Decision,
     ) -> Result<StepOutcome, HostError> {
         let (session_key, history_version) = {
-            let log = crate::step::lock(session);
+            let log = session.lock();
             (log.key(), log.history_version())
         };
         let (proposal, proposed) = match &decision {
@@ -226,7 +226,7 @@ impl Plugin {
         let call = CallContext {
             registry: Some(Arc::clone(registry)),
             cwd: input.cwd.clone(),
-            session: Some(Arc::clone(session)),
+            session: Some(session.clone()),
             abort: input.abort.clone(),
             step: Some(StepCall { proposed, ..StepCall::default() }),
             // The sandbox sets it from the call's own deadline.

@@ -1,7 +1,7 @@
 //! A step boundary: the pre-step run for a session and its decision applied
 //! to the log, as a harness does before every model step.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -9,32 +9,32 @@ use crate::error::HostError;
 use crate::message;
 use crate::plugin::{Decision, Plugin, StepInput, StepOutcome, ToolOutcome};
 use crate::registry::SkillRegistry;
-use crate::session::{SessionError, SessionHeader, SessionLog, SurfaceOp};
+use crate::session::{SessionError, SessionHeader, SessionLog, SharedSession, SurfaceOp};
 
 /// Runs the pre-step on the `proposed` decision (the host's other listeners'
 /// output) and, when the result is to enter, appends every message of it to
 /// the session in one write (unless [`StepInput::preview`] is set).
 ///
 /// The session file's exclusive lock is held from before the plugin reads
-/// the history until the decision is appended (see [`SessionLog::hold`]), so
+/// the history until the decision is appended (see [`SharedSession::take_turn`]), so
 /// two hosts stepping one session at once take turns: the second decides on
 /// a history that includes what the first appended.
 /// Returns the outcome; a failed call leaves the session untouched.
 pub fn run_step(
     plugin: &Plugin,
     registry: &Arc<SkillRegistry>,
-    session: &Arc<Mutex<SessionLog>>,
+    session: &SharedSession,
     input: &StepInput,
     proposed: Decision,
 ) -> Result<StepOutcome, HostError> {
-    let _turn = Turn::take(session)?;
+    let _turn = session.take_turn()?;
     let outcome = plugin.pre_step(registry, session, input, proposed)?;
     if let StepOutcome::Decided(Decision::Enter(messages)) = &outcome
         && !messages.is_empty()
         && !input.preview
     {
         let batch = messages.iter().map(|data| (data.clone(), SurfaceOp::Append)).collect();
-        lock(session).append_user_messages(batch)?;
+        session.lock().append_user_messages(batch)?;
     }
     Ok(outcome)
 }
@@ -50,7 +50,7 @@ pub fn preview_step(
     cwd: Option<&str>,
     proposed: Vec<Value>,
 ) -> Result<Vec<Value>, HostError> {
-    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(cwd.map(str::to_owned)))));
+    let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(cwd.map(str::to_owned))));
     let input = StepInput { cwd: cwd.map(Arc::from), preview: true, ..StepInput::default() };
     match run_step(plugin, registry, &session, &input, Decision::Enter(proposed))? {
         StepOutcome::Decided(Decision::Enter(messages)) => Ok(messages),
@@ -96,28 +96,4 @@ fn tool_result_data(outcome: &ToolOutcome) -> Value {
             }],
         },
     })
-}
-
-/// Locks a session shared with plugin calls.
-pub(crate) fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
-    session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// The session file's lock, held for one step and let go however the step ends.
-/// A lock the caller already held stays held.
-struct Turn<'a>(Option<&'a Mutex<SessionLog>>);
-
-impl<'a> Turn<'a> {
-    fn take(session: &'a Mutex<SessionLog>) -> Result<Self, HostError> {
-        let took = lock(session).hold()?;
-        Ok(Turn(took.then_some(session)))
-    }
-}
-
-impl Drop for Turn<'_> {
-    fn drop(&mut self) {
-        if let Some(session) = self.0 {
-            lock(session).release();
-        }
-    }
 }

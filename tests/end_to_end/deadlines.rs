@@ -2,13 +2,13 @@
 //! deadline and abort reach it, so the step returns, the catalog the model
 //! already has stays, and an abort aborts.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::session::{SessionHeader, SessionLog, SharedSession};
 /// The provider that hangs on demand (`slow`, listing `triage-bug`), shared
 /// with the unit tests and with `turns.rs`.
 pub(crate) use skill_host::test_support::providers::Gated;
@@ -20,8 +20,8 @@ use crate::common::plugin;
 /// provider's hang reached the step.
 const HANG: Duration = Duration::from_secs(20);
 
-fn session() -> Arc<Mutex<SessionLog>> {
-    Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned())))))
+fn session() -> SharedSession {
+    SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned()))))
 }
 
 /// Runs `call` on its own thread and waits at most [`HANG`], so that a hang
@@ -47,14 +47,14 @@ fn a_hung_provider_leaves_the_step_on_time_with_the_published_catalog_kept() {
     let first = run_step(plugin(), &registry, &session, &input, Decision::Enter(vec![])).unwrap();
     let StepOutcome::Decided(Decision::Enter(messages)) = first else { panic!("{first:?}") };
     assert_eq!(messages.len(), 1, "the first step publishes the catalog");
-    assert_eq!(session.lock().unwrap().next_seq(), 1);
+    assert_eq!(session.lock().next_seq(), 1);
 
     // The skills may have changed, and the provider now hangs.
     slow.hold_lists.store(true, Ordering::SeqCst);
     registry.invalidate();
     while entered.try_recv().is_ok() {}
     let (outcome, elapsed) = {
-        let (registry, session, input) = (Arc::clone(&registry), Arc::clone(&session), input.clone());
+        let (registry, session, input) = (Arc::clone(&registry), session.clone(), input.clone());
         returns(move || run_step(plugin(), &registry, &session, &input, Decision::Enter(vec![])))
     };
     assert_eq!(entered.try_recv(), Ok("list"), "the step asked the provider");
@@ -62,7 +62,7 @@ fn a_hung_provider_leaves_the_step_on_time_with_the_published_catalog_kept() {
     assert_eq!(outcome.unwrap(), StepOutcome::Decided(Decision::Enter(vec![])));
     let timeout = SandboxLimits::default().timeout;
     assert!(elapsed < timeout * 2, "the step took {elapsed:?}");
-    assert_eq!(session.lock().unwrap().next_seq(), 1, "no replacement catalog, empty or otherwise");
+    assert_eq!(session.lock().next_seq(), 1, "no replacement catalog, empty or otherwise");
 
     slow.open_gate();
 }
@@ -87,13 +87,13 @@ fn an_abort_raised_while_a_provider_hangs_aborts_the_step() {
         abort.store(true, Ordering::SeqCst);
     });
     let (outcome, elapsed) = {
-        let (registry, session) = (Arc::clone(&registry), Arc::clone(&session));
+        let (registry, session) = (Arc::clone(&registry), session.clone());
         returns(move || run_step(&plugin, &registry, &session, &input, Decision::Enter(vec![])))
     };
     raiser.join().unwrap();
     assert_eq!(outcome.unwrap(), StepOutcome::Aborted);
     assert!(elapsed < HANG, "the step took {elapsed:?}");
-    assert_eq!(session.lock().unwrap().next_seq(), 0);
+    assert_eq!(session.lock().next_seq(), 0);
 
     slow.open_gate();
 }

@@ -3,9 +3,9 @@
 //! same bytes many times over. Each is built into a component against
 //! `wit/` (wit-component, as `cargo build` would), then run in the host.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::session::{SessionHeader, SessionLog, SharedSession};
 use skill_host::{Decision, HostError, Plugin, SandboxLimits, SkillRegistry, StepInput, run_step};
 use wit_parser::Resolve;
 
@@ -97,7 +97,7 @@ impl Guest {
     fn step(&self, limits: SandboxLimits) -> Result<(), HostError> {
         let plugin = Plugin::new(&self.component(), "{}", limits)?;
         let registry = Arc::new(SkillRegistry::new());
-        let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(None))));
+        let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(None)));
         run_step(&plugin, &registry, &session, &StepInput::default(), Decision::Enter(vec![])).map(drop)
     }
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use skill_host::message::{self, user_source};
-use skill_host::session::SessionLog;
+use skill_host::session::{SessionLog, SharedSession};
 use skill_host::test_support::providers::candidate;
 use skill_host::{
     DeadlineClock, Decision, HostError, OutputLimits, Plugin, SandboxLimits, SkillProvider, SkillRegistry, StepInput,
@@ -92,13 +92,13 @@ impl SessionFile {
     fn new(registry: &Arc<SkillRegistry>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("session.jsonl");
-        let session = Arc::new(Mutex::new(SessionLog::open_or_create(&path, Some("/workspace")).unwrap()));
+        let session = SharedSession::new(SessionLog::open_or_create(&path, Some("/workspace")).unwrap());
         run_step(plugin(), registry, &session, &input(), Decision::Enter(vec![])).unwrap();
         Self { _dir: dir, path }
     }
 
-    fn open(&self) -> Arc<Mutex<SessionLog>> {
-        Arc::new(Mutex::new(SessionLog::open(&self.path).unwrap()))
+    fn open(&self) -> SharedSession {
+        SharedSession::new(SessionLog::open(&self.path).unwrap())
     }
 
     fn bytes(&self) -> Vec<u8> {

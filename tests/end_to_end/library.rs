@@ -2,12 +2,12 @@
 //! and proposed messages. The sandbox against a plugin that misbehaves on
 //! purpose is `hostile.rs`.
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use skill_host::message::{self, user_source};
-use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::session::{SessionHeader, SessionLog, SharedSession};
 use skill_host::{Decision, RuntimeSkill, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step};
 
 use crate::common::plugin;
@@ -18,8 +18,8 @@ fn registry() -> Arc<SkillRegistry> {
     registry
 }
 
-fn session() -> Arc<Mutex<SessionLog>> {
-    Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned())))))
+fn session() -> SharedSession {
+    SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned()))))
 }
 
 fn input() -> StepInput {
@@ -57,7 +57,7 @@ fn an_aborted_step_is_reported_and_appends_nothing() {
     let input = StepInput { abort: Some(abort), ..input() };
     let outcome = run_step(plugin(), &registry(), &session, &input, Decision::Enter(vec![])).unwrap();
     assert_eq!(outcome, StepOutcome::Aborted);
-    assert_eq!(session.lock().unwrap().next_seq(), 0);
+    assert_eq!(session.lock().next_seq(), 0);
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn proposed_messages_come_back_as_proposed_with_their_ids() {
     assert_eq!(messages.len(), 2);
     assert_eq!(messages[0], proposed);
     assert_eq!(messages[1]["source"], json!({"kind": "plugin", "plugin": "dsh-tool-skill"}));
-    assert_eq!(session.lock().unwrap().next_seq(), 2);
+    assert_eq!(session.lock().next_seq(), 2);
 }
 
 #[test]

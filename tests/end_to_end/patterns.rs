@@ -2,10 +2,10 @@
 //! patterns over 5,000 skills cost a step and a search what they should, not
 //! patterns × skills × backtracking (docs/spec.md §3.13).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
-use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::session::{SessionHeader, SessionLog, SharedSession};
 use skill_host::test_support::providers::Fake;
 use skill_host::{Decision, Plugin, SandboxLimits, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step};
 
@@ -30,7 +30,7 @@ fn a_thousand_patterns_over_five_thousand_skills_keep_the_deadline() {
     let skills: Vec<(&str, i64)> = names.iter().map(|name| (name.as_str(), 100)).collect();
     let registry = Arc::new(SkillRegistry::new());
     registry.register_provider(Arc::new(Fake::new("many", &skills)));
-    let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned())))));
+    let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned()))));
     let input = StepInput { cwd: Some("/workspace".into()), ..StepInput::default() };
 
     let start = Instant::now();

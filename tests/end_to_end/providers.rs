@@ -3,22 +3,22 @@
 //! listing that fails in `scenarios/incomplete-snapshot-keeps-last-catalog.json`
 //! and the registry's unit tests, a provider that hangs in `deadlines.rs`.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 
 use skill_host::providers::local::{LocalProvider, LocalRoots};
-use skill_host::session::{SessionHeader, SessionLog};
+use skill_host::session::{SessionHeader, SessionLog, SharedSession};
 use skill_host::test_support::providers::{Fake, candidate};
 use skill_host::{Decision, SkillCandidate, SkillRegistry, StepInput, StepOutcome, ToolOutcome, run_step};
 
 use crate::common::{Sandbox, plugin};
 
-fn session() -> Arc<Mutex<SessionLog>> {
-    Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned())))))
+fn session() -> SharedSession {
+    SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some("/workspace".to_owned()))))
 }
 
 /// The text of the messages a step entered.
-fn step_texts(registry: &Arc<SkillRegistry>, session: &Arc<Mutex<SessionLog>>, cwd: &str) -> Vec<String> {
+fn step_texts(registry: &Arc<SkillRegistry>, session: &SharedSession, cwd: &str) -> Vec<String> {
     let input = StepInput { cwd: Some(cwd.into()), ..StepInput::default() };
     let outcome = run_step(plugin(), registry, session, &input, Decision::Enter(vec![])).unwrap();
     let StepOutcome::Decided(Decision::Enter(messages)) = outcome else { panic!("{outcome:?}") };
@@ -46,7 +46,7 @@ fn a_provider_that_invalidates_itself_on_every_listing_keeps_the_last_catalog_wi
         // Listed once and retried once, never cached.
         assert_eq!(flapping.lists.load(Ordering::SeqCst), lists + 2 * round, "round {round}");
     }
-    assert_eq!(session.lock().unwrap().next_seq(), 1);
+    assert_eq!(session.lock().next_seq(), 1);
     // The tool still loads what the incomplete listing holds.
     let outcome = plugin().invoke(&registry, Some("/workspace"), r#"{"name":"triage-bug"}"#).unwrap();
     assert!(matches!(outcome, ToolOutcome::Success { .. }), "{outcome:?}");

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::process::Child;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
-use skill_host::session::SessionLog;
+use skill_host::session::{SessionLog, SharedSession};
 use skill_host::{Decision, SkillRegistry, StepInput, StepOutcome, run_step};
 
 use crate::common::{Sandbox, path, plugin, stderr};
@@ -38,7 +38,7 @@ fn entered(outcome: Result<StepOutcome, skill_host::HostError>) -> usize {
 fn a_step_waits_for_the_step_another_handle_is_taking_and_publishes_no_second_catalog() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("session.jsonl");
-    let open = || Arc::new(Mutex::new(SessionLog::open_or_create(&file, Some("/workspace")).unwrap()));
+    let open = || SharedSession::new(SessionLog::open_or_create(&file, Some("/workspace")).unwrap());
     let (first_session, second_session) = (open(), open());
     let input = StepInput { cwd: Some("/workspace".into()), ..StepInput::default() };
 

@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
@@ -22,8 +22,8 @@ use skill_host::message::{self, single_text};
 use skill_host::providers::memory::{self, LoadOutcome, MemoryProvider, MemorySkill};
 use skill_host::{
     Decision, HostError, InvocationPolicy, Plugin, ResourceBase, RuntimeSkill, SandboxLimits, SessionHeader,
-    SessionLog, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolView, record_tool_result,
-    run_step,
+    SessionLog, SharedSession, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolView,
+    record_tool_result, run_step,
 };
 
 /// The cwd of a scenario that names none.
@@ -354,7 +354,7 @@ impl Scenario {
         let registry = Arc::new(SkillRegistry::new());
         registry.set_providers(providers(&self.providers)?);
         set_runtime(&registry, &self.runtime)?;
-        let session = Arc::new(Mutex::new(SessionLog::in_memory(SessionHeader::new(Some(self.cwd.clone())))));
+        let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some(self.cwd.clone()))));
         seed(&session, &self.session)?;
         let mut records = Vec::with_capacity(self.steps.len());
         for (index, step) in self.steps.iter().enumerate() {
@@ -371,7 +371,7 @@ impl Scenario {
         &self,
         plugin: &Plugin,
         registry: &Arc<SkillRegistry>,
-        session: &Arc<Mutex<SessionLog>>,
+        session: &SharedSession,
         step: &Step,
     ) -> Result<StepRecord, HostError> {
         match step {
@@ -392,11 +392,11 @@ impl Scenario {
             Step::Invoke(Invoke { arguments }) => {
                 let outcome = plugin.invoke(registry, Some(&self.cwd), arguments)?;
                 // Recorded as a harness (and `skill-host load --session`) records it.
-                record_tool_result(&mut lock(session), &outcome)?;
+                record_tool_result(&mut session.lock(), &outcome)?;
                 Ok(StepRecord::Invoke(ToolRecord::from(outcome)))
             }
             Step::Compact => {
-                lock(session).compact(COMPACTION_SUMMARY)?;
+                session.lock().compact(COMPACTION_SUMMARY)?;
                 Ok(StepRecord::Other(json!({})))
             }
             Step::SetProviders { providers: list } => {
@@ -440,11 +440,6 @@ pub struct Replayed {
 pub enum StepRecord {
     Invoke(ToolRecord),
     Other(Value),
-}
-
-/// Locks the scenario's session (never poisoned: a step that panicked ends the replay).
-fn lock(session: &Mutex<SessionLog>) -> std::sync::MutexGuard<'_, SessionLog> {
-    session.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The record of a pre-step or proposal: every message of the decision.
@@ -503,8 +498,8 @@ fn set_runtime(registry: &SkillRegistry, list: &[RuntimeEntry]) -> Result<(), Ho
 }
 
 /// Seeds the session with the scenario's events, seq assigned in order.
-fn seed(session: &Mutex<SessionLog>, events: &[SeedEvent]) -> Result<(), HostError> {
-    let mut log = lock(session);
+fn seed(session: &SharedSession, events: &[SeedEvent]) -> Result<(), HostError> {
+    let mut log = session.lock();
     for event in events {
         let data = event.data.clone().unwrap_or_else(|| json!({}));
         let op = event.surface_op.map(|SurfaceOpJson(op)| op);

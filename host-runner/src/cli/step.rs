@@ -1,14 +1,14 @@
 //! `step`: one pre-step for a session file, its decision appended.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Result;
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serde_json::json;
 use skill_host::message;
-use skill_host::session::SessionLog;
+use skill_host::session::{SessionLog, SharedSession};
 use skill_host::{Decision, StepInput, StepOutcome, ToolView, run_step};
 
 use super::common::{GlobalOptions, message_text, print_line, warn_all, working_directory};
@@ -48,7 +48,7 @@ impl StepArgs {
         let log = SessionLog::open_or_create_waiting(&self.session, cwd.as_deref(), global.lock_wait())?;
         warn_all(log.warnings());
         let cwd = cwd.or_else(|| log.header().cwd.clone());
-        let session = Arc::new(Mutex::new(log));
+        let session = SharedSession::new(log);
         let input = StepInput { cwd: cwd.map(Arc::from), tool_view: self.tool_view, abort: None, preview: false };
         let proposed = self.messages.iter().map(|text| message::user_message(message::user_source(), text)).collect();
         let outcome = run_step(&plugin, &registry, &session, &input, Decision::Enter(proposed));

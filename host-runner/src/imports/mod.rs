@@ -9,12 +9,12 @@ mod session;
 mod step;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::registry::{ProviderDeadline, RegistrySnapshot, SkillRegistry};
-use crate::session::SessionLog;
+use crate::session::SharedSession;
 
 pub(crate) use session::content_to_wit;
 pub(crate) use step::StepCall;
@@ -29,7 +29,7 @@ pub(crate) struct CallContext {
     /// alone (the plugin never names one), so the plugin cannot list or load
     /// skills of other projects on the host.
     pub cwd: Option<Arc<str>>,
-    pub session: Option<Arc<Mutex<SessionLog>>>,
+    pub session: Option<SharedSession>,
     /// The proposal and the decision of a pre-step; `None` in other calls.
     pub step: Option<StepCall>,
     pub abort: Option<Arc<AtomicBool>>,

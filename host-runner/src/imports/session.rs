@@ -30,7 +30,7 @@ impl Host for super::CallContext {
         let Some(session) = &self.session else {
             return Ok(MessageRefPage { refs: Vec::new(), next: None });
         };
-        let session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let session = session.lock();
         let limit = limit.clamp(1, MAX_PAGE) as usize;
         // Newest first across every filter's kind; a kind named twice is read once.
         let mut kinds: Vec<&str> = filters.iter().map(|filter| filter.kind.as_str()).collect();
@@ -73,7 +73,7 @@ impl Host for super::CallContext {
         let Some(session) = &self.session else {
             return Ok(None);
         };
-        let session = session.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let session = session.lock();
         // A file rewritten under the host fails the call: the plugin must not
         // decide on a history that is no longer the one it was shown.
         Ok(session

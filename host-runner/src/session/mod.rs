@@ -31,6 +31,7 @@ mod file;
 mod ids;
 mod index;
 mod reading;
+mod shared;
 mod surface;
 mod wire;
 
@@ -44,6 +45,7 @@ use serde_json::Value;
 
 pub use self::error::SessionError;
 pub use self::file::LockWait;
+pub use self::shared::{SharedSession, Turn};
 pub use self::surface::SurfaceOp;
 
 use self::file::{Access, LockedFile, open_locked, open_locked_if_exists};
