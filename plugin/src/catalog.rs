@@ -22,6 +22,7 @@ pub use skill_rules::PLUGIN_NAME;
 pub use skill_rules::SKILL_CATALOG_KIND;
 
 use skill_rules::{CATALOG_CLOSE_MARKER as CLOSE_MARKER, CATALOG_OPEN_MARKER as OPEN_MARKER};
+use skill_rules::{CatalogEntry, Record, SkillCatalog};
 
 const INITIAL_HEAD: &str = "<system-reminder>\nA skill is a reusable set of task-specific instructions. The following skills are available in this session:\n\n<available_skills>\n";
 const INITIAL_TAIL: &str = "</available_skills>\n\nIf the user names a skill, or the task clearly matches a skill's description, call the `skill` tool with the exact skill name before taking task actions. Load all applicable skills, then follow their full instructions. This catalog contains summaries only; do not infer or follow a skill's instructions until it has been loaded.";
@@ -81,10 +82,9 @@ pub struct Catalog {
     pub len: usize,
     /// Digest of the lines joined with `\n`.
     pub digest: CatalogDigest,
-    /// With [`CatalogForm::SkillCatalog`], the entries as the source's JSON
-    /// array (`[{"name":…,"description":…},…]`, descriptions unescaped);
-    /// `None` for the seed's form.
-    entries_json: Option<String>,
+    /// With [`CatalogForm::SkillCatalog`], the entries its source records
+    /// (descriptions unescaped); `None` for the seed's form.
+    entries: Option<Vec<CatalogEntry>>,
     /// Under a budget, the coverage line (docs/spec.md §3.13).
     coverage: Option<String>,
     /// Under a budget, the names it left out, in name order.
@@ -95,8 +95,8 @@ pub struct Catalog {
 
 impl PartialEq for Catalog {
     fn eq(&self, other: &Self) -> bool {
-        (&self.body, self.len, self.digest, &self.entries_json, &self.coverage, &self.left_out)
-            == (&other.body, other.len, other.digest, &other.entries_json, &other.coverage, &other.left_out)
+        (&self.body, self.len, self.digest, &self.entries, &self.coverage, &self.left_out)
+            == (&other.body, other.len, other.digest, &other.entries, &other.coverage, &other.left_out)
     }
 }
 
@@ -189,18 +189,13 @@ impl Catalog {
     }
 
     fn message(&self, text: String, update: bool) -> Message {
-        let source = match &self.entries_json {
-            None => CATALOG_SOURCE.to_owned(),
+        let record = match &self.entries {
+            None => Record::Catalog,
             Some(entries) => {
-                let update = if update { r#""update":true,"# } else { "" };
-                let coverage = match &self.coverage {
-                    Some(line) => format!(r#","coverage":{}"#, json_string(line)),
-                    None => String::new(),
-                };
-                format!(r#"{{"kind":"{SKILL_CATALOG_KIND}","form":"catalog",{update}"entries":{entries}{coverage}}}"#)
+                Record::SkillCatalog(SkillCatalog { update, entries: entries.clone(), coverage: self.coverage.clone() })
             }
         };
-        Message { source, content: vec![ContentBlock::Text(text)] }
+        Message { source: record.to_json(), content: vec![ContentBlock::Text(text)] }
     }
 }
 
@@ -215,7 +210,7 @@ pub(crate) fn capped(raw: &str, max_length: usize, form: CatalogForm) -> String 
 /// Writes a catalog's lines and, in the skill-catalog form, its entries.
 struct CatalogWriter {
     lines: CatalogLines,
-    entries: Option<String>,
+    entries: Option<Vec<CatalogEntry>>,
     left_out: Vec<String>,
 }
 
@@ -223,7 +218,7 @@ impl CatalogWriter {
     fn new(form: CatalogForm) -> Self {
         Self {
             lines: CatalogLines::default(),
-            entries: (form == CatalogForm::SkillCatalog).then(|| String::from("[")),
+            entries: (form == CatalogForm::SkillCatalog).then(Vec::new),
             left_out: Vec::new(),
         }
     }
@@ -232,15 +227,7 @@ impl CatalogWriter {
     fn push(&mut self, name: &str, description: &str) {
         self.lines.push(name, &escape::text(description));
         if let Some(entries) = &mut self.entries {
-            if entries.len() > 1 {
-                entries.push(',');
-            }
-            // In the reference's key order: `name`, then `description`.
-            entries.push_str(r#"{"name":"#);
-            entries.push_str(&json_string(name));
-            entries.push_str(r#","description":"#);
-            entries.push_str(&json_string(description));
-            entries.push('}');
+            entries.push(CatalogEntry { name: name.to_owned(), description: description.to_owned() });
         }
     }
 
@@ -258,10 +245,7 @@ impl CatalogWriter {
         let mut catalog = lines.finish();
         catalog.len = len;
         catalog.left_out = left_out;
-        catalog.entries_json = entries.map(|mut entries| {
-            entries.push(']');
-            entries
-        });
+        catalog.entries = entries;
         catalog.coverage = coverage;
         catalog
     }
@@ -297,17 +281,12 @@ impl CatalogLines {
             digest: CatalogDigest::of(joined),
             len: self.len,
             body: self.body,
-            entries_json: None,
+            entries: None,
             coverage: None,
             left_out: Vec::new(),
             shown: OnceCell::new(),
         }
     }
-}
-
-/// `text` as a JSON string literal.
-fn json_string(text: &str) -> String {
-    serde_json::to_string(text).expect("a string serialises")
 }
 
 /// The source fields that matter for recognition.

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::catalog::{self, CATALOG_SOURCE, Catalog, CatalogDigest, SourceKind};
+use skill_rules::Record;
+
+use crate::catalog::{self, Catalog, CatalogDigest, SourceKind};
 use crate::types::{ContentBlock, Message};
 
 pub use skill_rules::CATALOG_UPDATE_FORM;
@@ -204,15 +206,9 @@ impl Update {
             text.push('.');
         }
         text.push_str(CLOSE);
-        Message { source: update_source(&self.removed), content: vec![ContentBlock::Text(text)] }
+        let source = Record::CatalogUpdate { removed: self.removed.clone() }.to_json();
+        Message { source, content: vec![ContentBlock::Text(text)] }
     }
-}
-
-/// `{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":[…]}`.
-fn update_source(removed: &[String]) -> String {
-    let base = CATALOG_SOURCE.strip_suffix('}').expect("the catalog source is a JSON object");
-    let removed = serde_json::to_string(removed).expect("names serialise");
-    format!(r#"{base},"form":"{CATALOG_UPDATE_FORM}","removed":{removed}}}"#)
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! User-explicit invocation (opt-in): a whitespace-bounded `/name` in a
 //! user's own message loads that skill into the step.
 
+use skill_rules::Record;
+
 use crate::description::is_ecmascript_whitespace;
 use crate::tool::is_skill_name;
 use crate::types::{ContentBlock, Message};
@@ -15,8 +17,7 @@ pub use skill_rules::MAX_INVOKED_SKILLS;
 
 /// The source of an injected skill, as JSON text.
 pub fn invocation_source(name: &str) -> String {
-    // The name passed `is_skill_name`: nothing in it needs JSON escaping.
-    format!(r#"{{"kind":"skill-invocation","name":"{name}","form":"instructions"}}"#)
+    Record::Invocation { name: name.to_owned() }.to_json()
 }
 
 /// The note that follows the injections when a user named more than
@@ -31,7 +32,7 @@ pub fn not_loaded_note(names: &[String]) -> Message {
     text.push_str(". At most ");
     text.push_str(&MAX_INVOKED_SKILLS.to_string());
     text.push_str(" user-invoked skills are loaded at once; ask the user to invoke the others in a later message.");
-    Message { source: INVOCATION_NOTE_SOURCE.to_owned(), content: vec![ContentBlock::Text(text)] }
+    Message { source: Record::InvocationNote.to_json(), content: vec![ContentBlock::Text(text)] }
 }
 
 /// The distinct `/name` tokens of the user's messages, in first-seen order.

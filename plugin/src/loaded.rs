@@ -14,6 +14,8 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use skill_rules::{Record, SkillNotice};
+
 use crate::catalog::PLUGIN_NAME;
 use crate::memory::Memory;
 use crate::types::{ContentBlock, Message, SessionHistory, SkillSummary, SourceFilter};
@@ -21,7 +23,7 @@ use crate::types::{ContentBlock, Message, SessionHistory, SkillSummary, SourceFi
 pub use skill_rules::MAX_SKILL_NOTICES;
 
 /// The source `kind` of the notices.
-pub const NOTICE_KIND: &str = "skill-notice";
+pub use skill_rules::NOTICE_KIND;
 
 /// The source `kind` of a tool result the host recorded.
 const TOOL_KIND: &str = "tool";
@@ -239,9 +241,10 @@ impl LoadedHistory {
             messages.push(notice(name, &state));
         }
         if !reload.is_empty() {
-            let source = serde_json::json!({"kind": NOTICE_KIND, "form": "reload", "names": reload});
-            messages
-                .push(Message { source: source.to_string(), content: vec![ContentBlock::Text(reload_text(&reload))] });
+            let text = reload_text(&reload);
+            let names = reload.iter().map(|name| (*name).to_owned()).collect();
+            let source = Record::Notice(SkillNotice::Reload { names }).to_json();
+            messages.push(Message { source, content: vec![ContentBlock::Text(text)] });
         }
         messages
     }
@@ -250,16 +253,12 @@ impl LoadedHistory {
 /// The notice about `name` in `state`, with the source that lets a later
 /// step recognise it.
 fn notice(name: &str, state: &State) -> Message {
-    let (source, text) = match state {
-        State::Changed { provider, body_digest } => {
-            let mut source =
-                serde_json::json!({"kind": NOTICE_KIND, "form": "changed", "name": name, "provider": provider});
-            if let Some(digest) = body_digest {
-                source["bodyDigest"] = Value::String(digest.clone());
-            }
-            (source, changed_text(name))
-        }
-        State::Gone => (serde_json::json!({"kind": NOTICE_KIND, "form": "gone", "name": name}), gone_text(name)),
+    let (notice, text) = match state {
+        State::Changed { provider, body_digest } => (
+            SkillNotice::Changed { name: name.to_owned(), provider: provider.clone(), body_digest: body_digest.clone() },
+            changed_text(name),
+        ),
+        State::Gone => (SkillNotice::Gone { name: name.to_owned() }, gone_text(name)),
     };
-    Message { source: source.to_string(), content: vec![ContentBlock::Text(text)] }
+    Message { source: Record::Notice(notice).to_json(), content: vec![ContentBlock::Text(text)] }
 }

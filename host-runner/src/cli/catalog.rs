@@ -9,14 +9,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
-use skill_host::message::{self, single_text};
+use skill_host::message::single_text;
 use skill_host::{Plugin, RegistrySnapshot, SkillRegistry, preview_step};
 
 use super::common::{GlobalOptions, cwd_or_current, print_line, print_out, warn, warn_all};
 
-use skill_rules::{
-    CATALOG_CLOSE_MARKER as CLOSE_MARKER, CATALOG_OPEN_MARKER as OPEN_MARKER, COVERAGE_PREFIX, SKILL_CATALOG_KIND,
-};
+use skill_rules::{CATALOG_CLOSE_MARKER as CLOSE_MARKER, CATALOG_OPEN_MARKER as OPEN_MARKER, COVERAGE_PREFIX, Record};
 
 /// Show what the catalog costs and which skills it lists, shortens or leaves out, and why.
 #[derive(Args)]
@@ -172,7 +170,7 @@ fn published_catalog(plugin: &Plugin, registry: &Arc<SkillRegistry>, cwd: &str) 
 /// Whether a message's source is a complete catalog's: the plugin's own
 /// (not its `catalog-update` form) or DeepSeek Harness's `skill-catalog`.
 fn is_catalog_source(source: &Value) -> bool {
-    *source == *message::CATALOG_SOURCE || source["kind"] == SKILL_CATALOG_KIND
+    matches!(Record::from_value(source), Ok(Record::Catalog | Record::SkillCatalog(_)))
 }
 
 /// What the published catalog message shows.

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
+use skill_rules::Record;
 
 use crate::message::{single_text, user_message, user_source};
 use crate::registry::{Listing, ProviderError, RegistrySnapshot, SkillCandidate, SkillDefinition, SkillProvider};
@@ -16,9 +17,6 @@ use crate::{HostError, Plugin, SkillRegistry, preview_step};
 /// Between the component's tool description (§3.2) and its catalog (§3.6)
 /// in the MCP tool's description.
 pub const DESCRIPTION_SEPARATOR: &str = "\n\n";
-
-/// The `kind` of the source of the message a user's `/name` injects (§3.10).
-const INVOCATION_KIND: &str = "skill-invocation";
 
 /// The catalog message the component publishes first in a new session for
 /// `cwd`: a pre-step previewed on an empty in-memory session. `None` when it
@@ -73,9 +71,7 @@ pub fn invocation_block(
     let messages = preview_step(prompt_plugin, registry, cwd, vec![gesture])?;
     Ok(messages
         .iter()
-        .find(|message| {
-            source_kind(message) == Some(INVOCATION_KIND) && message["source"]["name"].as_str() == Some(name)
-        })
+        .find(|message| matches!(record(message), Some(Record::Invocation { name: injected }) if injected == name))
         .and_then(single_text)
         .map(str::to_owned))
 }
@@ -117,17 +113,18 @@ impl SkillProvider for Listed {
 }
 
 /// Whether `message` is an initial catalog in either form the component
-/// records (§3.1 `catalogSource`): source `{"kind":"plugin","plugin":"dsh-tool-skill"}`
-/// or `{"kind":"skill-catalog","form":"catalog",…}` (without `update`).
+/// records (§3.1 `catalogSource`): [`Record::Catalog`], or a
+/// [`Record::SkillCatalog`] that is not a replacement.
 fn is_catalog(message: &Value) -> bool {
-    let source = &message["source"];
-    match source_kind(message) {
-        Some("plugin") => source["plugin"] == "dsh-tool-skill" && source.get("form").is_none(),
-        Some("skill-catalog") => source["form"] == "catalog" && source.get("update").is_none(),
+    match record(message) {
+        Some(Record::Catalog) => true,
+        Some(Record::SkillCatalog(catalog)) => !catalog.update,
         _ => false,
     }
 }
 
-fn source_kind(message: &Value) -> Option<&str> {
-    message["source"]["kind"].as_str()
+/// The record a message the component added is (its source was checked
+/// when the step was applied), `None` for anything else.
+fn record(message: &Value) -> Option<Record> {
+    Record::from_value(message.get("source")?).ok()
 }

@@ -3,26 +3,18 @@
 //! injections for a user's `/name`s, the note naming those not loaded, skill
 //! notices), each by its source (docs/spec.md §8.5).
 
-use std::sync::LazyLock;
-
 use serde_json::Value;
+use skill_rules::{Record, Refusal, SkillNotice};
 
 use crate::bindings::step::DecidedMessage;
 use crate::bindings::types as wit;
 use crate::error::HostError;
 use crate::imports::StepCall;
-use crate::message::{self, CATALOG_SOURCE};
-use crate::registry::is_skill_name;
+use crate::message;
 use crate::sandbox::OutputLimits;
 
+use super::Decision;
 use super::output::OutputCheck;
-use super::{Decision, MAX_DIGEST_BYTES};
-
-/// The source of the note that names the user-invoked skills a pre-step did
-/// not load (docs/spec.md §3.10).
-static INVOCATION_NOTE_SOURCE: LazyLock<Value> = LazyLock::new(|| {
-    serde_json::from_str(skill_rules::INVOCATION_NOTE_SOURCE).expect("the invocation note's source is JSON")
-});
 
 /// Applies what the plugin decided to the proposal, checking it first: a
 /// reject cannot be changed; an enter may keep proposed messages (by index,
@@ -74,184 +66,74 @@ pub(super) fn apply_decision(proposed: Decision, step: StepCall, limits: OutputL
         };
         added_count += 1;
         check.added_message(added_count, &message)?;
-        let added = added_message(&message).map_err(invalid)?;
-        match &added {
-            Added::Catalog(_) => {
+        let Added { record, data } = added_message(&message).map_err(invalid)?;
+        match record {
+            // The step's one catalog: complete, in either form, or an update.
+            Record::Catalog | Record::SkillCatalog(_) | Record::CatalogUpdate { .. } => {
                 catalogs += 1;
                 if catalogs > 1 {
                     return Err(invalid("more than one catalog was added".to_owned()));
                 }
             }
-            Added::Invocation(name, _) => {
-                if !invocable.contains(name) || injected.contains(name) {
+            Record::Invocation { name } => {
+                if !invocable.contains(&name) || injected.contains(&name) {
                     return Err(invalid(format!("skill \"{name}\" was injected without a user's /{name}")));
                 }
-                injected.push(name.clone());
+                injected.push(name);
             }
-            Added::Note(_) => {
+            Record::InvocationNote => {
                 notes += 1;
                 if notes > 1 {
                     return Err(invalid("more than one invocation note was added".to_owned()));
                 }
             }
-            Added::Notice(Notice::About(name), _) => {
-                if noticed.contains(name) {
+            Record::Notice(SkillNotice::Changed { name, .. } | SkillNotice::Gone { name }) => {
+                if noticed.contains(&name) {
                     return Err(invalid(format!("skill \"{name}\" got more than one notice")));
                 }
-                noticed.push(name.clone());
+                noticed.push(name);
             }
-            Added::Notice(Notice::Reload, _) => {
+            Record::Notice(SkillNotice::Reload { .. }) => {
                 reloads += 1;
                 if reloads > 1 {
                     return Err(invalid("more than one reload notice was added".to_owned()));
                 }
             }
         }
-        messages.push(match added {
-            Added::Catalog(data) | Added::Invocation(_, data) | Added::Note(data) | Added::Notice(_, data) => data,
-        });
+        messages.push(data);
     }
     Ok(Decision::Enter(messages))
 }
 
-/// A message the plugin added, accepted.
-pub(super) enum Added {
-    /// A catalog: the plugin's own source, one text block.
-    Catalog(Value),
-    /// A user-invoked skill's instructions.
-    Invocation(String, Value),
-    /// The note naming the user-invoked skills not loaded.
-    Note(Value),
-    /// A notice about skills the model loaded (docs/spec.md §3.12).
-    Notice(Notice, Value),
+/// A message the plugin added, accepted: the record its source is, and the
+/// message in the log's shape.
+pub(super) struct Added {
+    /// What the source is (docs/spec.md §8.5).
+    pub(super) record: Record,
+    /// The message as it is entered, with the source as parsed.
+    pub(super) data: Value,
 }
 
-/// What a skill notice is about.
-pub(super) enum Notice {
-    /// One skill changed or went away.
-    About(String),
-    /// The skills whose loaded instructions compaction hid.
-    Reload,
-}
+/// A body digest a plugin may hand back: up to [`skill_rules::MAX_BODY_DIGEST_BYTES`]
+/// of printable ASCII.
+pub(super) use skill_rules::is_body_digest as is_digest;
 
-/// The source `kind` of a skill notice.
-const NOTICE_KIND: &str = "skill-notice";
-
-/// Reads a skill notice's source: exactly the fields of its form.
-fn notice(source: &Value) -> Option<Notice> {
-    let fields = source.as_object()?;
-    let string = |key: &str| fields.get(key).and_then(Value::as_str);
-    let named = || string("name").filter(|name| is_skill_name(name)).map(|name| Notice::About(name.to_owned()));
-    match string("form")? {
-        "changed" => {
-            let digest = match fields.get("bodyDigest") {
-                None => true,
-                Some(Value::String(digest)) => is_digest(digest),
-                Some(_) => false,
-            };
-            let provider = string("provider").is_some_and(|provider| !provider.is_empty());
-            let expected = 4 + usize::from(fields.contains_key("bodyDigest"));
-            (digest && provider && fields.len() == expected).then(named)?
-        }
-        "gone" => (fields.len() == 3).then(named)?,
-        "reload" => {
-            let names = fields.get("names")?.as_array()?;
-            if names.is_empty() || names.len() > skill_rules::MAX_RELOAD_NAMES || fields.len() != 3 {
-                return None;
-            }
-            let mut seen = std::collections::HashSet::with_capacity(names.len());
-            names
-                .iter()
-                .all(|name| name.as_str().is_some_and(|name| is_skill_name(name) && seen.insert(name)))
-                .then_some(Notice::Reload)
-        }
-        _ => None,
-    }
-}
-
-/// The source of a catalog in DeepSeek Harness 0.1.0-rc.8's form (with
-/// `catalogSource: "skill-catalog"`, docs/spec.md §3.1): exactly `kind`,
-/// `form`, `entries`, an optional `"update": true` and, under a budget, a
-/// string `coverage` (§3.13), each entry exactly a skill `name` and a
-/// string `description`.
-fn is_skill_catalog_source(source: &Value) -> bool {
-    let Some(fields) = source.as_object() else { return false };
-    let update = match fields.get("update") {
-        None => 0,
-        Some(Value::Bool(true)) => 1,
-        Some(_) => return false,
-    };
-    let coverage = match fields.get("coverage") {
-        None => 0,
-        Some(Value::String(_)) => 1,
-        Some(_) => return false,
-    };
-    let entries = fields.get("entries").and_then(Value::as_array);
-    fields.len() == 3 + update + coverage
-        && fields.get("kind").and_then(Value::as_str) == Some(skill_rules::SKILL_CATALOG_KIND)
-        && fields.get("form").and_then(Value::as_str) == Some("catalog")
-        && entries.is_some_and(|entries| {
-            entries.iter().all(|entry| {
-                entry.as_object().is_some_and(|entry| {
-                    entry.len() == 2
-                        && entry.get("name").and_then(Value::as_str).is_some_and(is_skill_name)
-                        && entry.get("description").is_some_and(Value::is_string)
-                })
-            })
-        })
-}
-
-/// The source of a catalog update (with `catalogUpdates: "delta"`,
-/// docs/spec.md §3.13): exactly the catalog source's `kind` and `plugin`,
-/// `"form": "catalog-update"` and `removed`, distinct skill names.
-fn is_catalog_update_source(source: &Value) -> bool {
-    let Some(fields) = source.as_object() else { return false };
-    let Some(removed) = fields.get("removed").and_then(Value::as_array) else { return false };
-    let mut seen = std::collections::HashSet::with_capacity(removed.len());
-    fields.len() == 4
-        && fields.get("kind") == CATALOG_SOURCE.get("kind")
-        && fields.get("plugin") == CATALOG_SOURCE.get("plugin")
-        && fields.get("form").and_then(Value::as_str) == Some(skill_rules::CATALOG_UPDATE_FORM)
-        && removed.iter().all(|name| name.as_str().is_some_and(|name| is_skill_name(name) && seen.insert(name)))
-}
-
-/// A body digest a plugin may hand back: up to [`MAX_DIGEST_BYTES`] of printable ASCII.
-pub(super) fn is_digest(digest: &str) -> bool {
-    digest.len() <= MAX_DIGEST_BYTES && digest.bytes().all(|byte| byte.is_ascii_graphic())
-}
-
+/// Checks one added message: its source is JSON, it is exactly one text
+/// block, and its source is a [`Record`] the plugin may write.
 pub(super) fn added_message(message: &wit::Message) -> Result<Added, String> {
     let source: Value = serde_json::from_str(&message.source)
         .map_err(|error| format!("an added message's source is not JSON: {error}"))?;
     let [wit::ContentBlock::Text(text)] = message.content.as_slice() else {
         return Err("an added message must be exactly one text block".to_owned());
     };
-    if source == *CATALOG_SOURCE || is_skill_catalog_source(&source) || is_catalog_update_source(&source) {
-        return Ok(Added::Catalog(message::user_message(source, text)));
-    }
-    if source == *INVOCATION_NOTE_SOURCE {
-        return Ok(Added::Note(message::user_message(source, text)));
-    }
-    if source.get("kind").and_then(Value::as_str) == Some(NOTICE_KIND) {
-        return match notice(&source) {
-            Some(notice) => Ok(Added::Notice(notice, message::user_message(source, text))),
-            None => {
-                Err(format!("an added skill notice has source {source}, which is not a changed, gone or reload notice"))
-            }
-        };
-    }
-    let invocation = source.as_object().and_then(|fields| {
-        let name = fields.get("name")?.as_str()?;
-        let exact = fields.len() == 3
-            && fields.get("kind")?.as_str()? == "skill-invocation"
-            && fields.get("form")?.as_str()? == "instructions";
-        exact.then(|| name.to_owned())
-    });
-    match invocation {
-        Some(name) => Ok(Added::Invocation(name, message::user_message(source, text))),
-        None => Err(format!(
+    match Record::from_value(&source) {
+        Ok(record) => Ok(Added { record, data: message::user_message(source, text) }),
+        Err(Refusal::NotANotice) => {
+            Err(format!("an added skill notice has source {source}, which is not a changed, gone or reload notice"))
+        }
+        Err(Refusal::Foreign | Refusal::NotJson(_)) => Err(format!(
             "an added message has source {source}; the plugin may only write {} or a skill invocation",
-            *CATALOG_SOURCE
+            skill_rules::CATALOG_SOURCE
         )),
     }
 }

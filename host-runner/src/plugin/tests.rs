@@ -3,6 +3,8 @@ use crate::bindings::step::DecidedMessage;
 use crate::message::{self, CATALOG_SOURCE};
 use crate::sandbox::OutputLimits;
 
+mod records;
+
 fn added(source: &str, texts: &[&str]) -> DecidedMessage {
     DecidedMessage::Added(wit::Message {
         source: source.to_owned(),
@@ -14,118 +16,8 @@ fn injection(name: &str) -> DecidedMessage {
     added(&format!(r#"{{"kind":"skill-invocation","name":"{name}","form":"instructions"}}"#), &["body"])
 }
 
-const NOTE: &str = r#"{"kind":"skill-invocation","form":"not-loaded"}"#;
-
 fn notice_about(name: &str) -> DecidedMessage {
     added(&format!(r#"{{"kind":"skill-notice","form":"gone","name":"{name}"}}"#), &["gone"])
-}
-
-#[test]
-fn skill_notices_are_accepted_only_in_their_exact_shapes_and_once() {
-    let accepted = [
-        r#"{"kind":"skill-notice","form":"changed","name":"a","provider":"local","bodyDigest":"sha256:00"}"#,
-        r#"{"provider":"p","name":"b","form":"changed","kind":"skill-notice"}"#,
-        r#"{"kind":"skill-notice","form":"gone","name":"c"}"#,
-        r#"{"kind":"skill-notice","form":"reload","names":["d","e"]}"#,
-    ];
-    let decided = accepted.iter().map(|source| added(source, &["text"])).collect();
-    let Ok(Decision::Enter(messages)) = apply(&[], decided) else { panic!() };
-    assert_eq!(messages.len(), 4);
-    assert_eq!(messages[2]["source"], serde_json::json!({"kind": "skill-notice", "form": "gone", "name": "c"}));
-    for bad in [
-        r#"{"kind":"skill-notice","form":"gone","name":"Bad"}"#,
-        r#"{"kind":"skill-notice","form":"gone","name":"c","extra":1}"#,
-        r#"{"kind":"skill-notice","form":"changed","name":"a"}"#,
-        r#"{"kind":"skill-notice","form":"changed","name":"a","provider":""}"#,
-        r#"{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"has space"}"#,
-        r#"{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":7}"#,
-        r#"{"kind":"skill-notice","form":"reload","names":[]}"#,
-        r#"{"kind":"skill-notice","form":"reload","names":["d","d"]}"#,
-        &format!(
-            r#"{{"kind":"skill-notice","form":"reload","names":[{}]}}"#,
-            (0..=skill_rules::MAX_RELOAD_NAMES).map(|at| format!("\"n{at}\"")).collect::<Vec<_>>().join(",")
-        ),
-        r#"{"kind":"skill-notice","form":"stale","name":"c"}"#,
-    ] {
-        let source: Value = serde_json::from_str(bad).unwrap();
-        assert_eq!(
-            refusal(apply(&[], vec![added(bad, &["text"])])),
-            format!("an added skill notice has source {source}, which is not a changed, gone or reload notice"),
-            "{bad}"
-        );
-    }
-    assert_eq!(refusal(apply(&[], vec![notice_about("a"), notice_about("a")])), "skill \"a\" got more than one notice");
-    let reload = r#"{"kind":"skill-notice","form":"reload","names":["d"]}"#;
-    assert_eq!(
-        refusal(apply(&[], vec![added(reload, &["r"]), added(reload, &["r"])])),
-        "more than one reload notice was added"
-    );
-    assert_eq!(
-        refusal(apply(&[], vec![added(accepted[2], &["a", "b"])])),
-        "an added message must be exactly one text block"
-    );
-}
-
-#[test]
-fn a_catalog_in_the_skill_catalog_form_is_accepted_only_in_its_exact_shape_and_once() {
-    let initial = r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"One."}]}"#;
-    let update = r#"{"entries":[],"update":true,"form":"catalog","kind":"skill-catalog"}"#;
-    let budgeted = r#"{"kind":"skill-catalog","form":"catalog","entries":[],"coverage":"Catalog coverage: 0 of 0 skills listed."}"#;
-    for source in [initial, update, budgeted] {
-        let Ok(Decision::Enter(messages)) = apply(&[], vec![added(source, &["catalog"])]) else { panic!() };
-        assert_eq!(messages[0]["source"], serde_json::from_str::<Value>(source).unwrap());
-    }
-    assert_eq!(
-        refusal(apply(&[], vec![added(initial, &["c"]), added(&CATALOG_SOURCE.to_string(), &["c"])])),
-        "more than one catalog was added"
-    );
-    for bad in [
-        r#"{"kind":"skill-catalog","form":"catalog"}"#,
-        r#"{"kind":"skill-catalog","form":"catalog","update":false,"entries":[]}"#,
-        r#"{"kind":"skill-catalog","form":"list","entries":[]}"#,
-        r#"{"kind":"skill-catalog","form":"catalog","entries":[],"extra":1}"#,
-        r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"Bad","description":"x"}]}"#,
-        r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":1}]}"#,
-        r#"{"kind":"skill-catalog","form":"catalog","entries":[{"name":"a","description":"x","more":1}]}"#,
-        r#"{"kind":"skill-catalog","form":"catalog","entries":{}}"#,
-        r#"{"kind":"skill-catalog","form":"catalog","entries":[],"coverage":1}"#,
-    ] {
-        assert_refused_as_foreign(bad);
-    }
-}
-
-/// A message added with source `bad` is refused as no source the plugin may write.
-fn assert_refused_as_foreign(bad: &str) {
-    let source: Value = serde_json::from_str(bad).unwrap();
-    assert_eq!(
-        refusal(apply(&[], vec![added(bad, &["text"])])),
-        format!(
-            "an added message has source {source}; the plugin may only write {} or a skill invocation",
-            *CATALOG_SOURCE
-        ),
-        "{bad}"
-    );
-}
-
-#[test]
-fn a_catalog_update_is_accepted_only_in_its_exact_shape_and_as_the_one_catalog() {
-    let update = r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":["a","b"]}"#;
-    let Ok(Decision::Enter(messages)) = apply(&[], vec![added(update, &["update"])]) else { panic!() };
-    assert_eq!(messages[0]["source"], serde_json::from_str::<Value>(update).unwrap());
-    assert_eq!(
-        refusal(apply(&[], vec![added(update, &["u"]), added(&CATALOG_SOURCE.to_string(), &["c"])])),
-        "more than one catalog was added"
-    );
-    for bad in [
-        r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update"}"#,
-        r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":["a","a"]}"#,
-        r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":["A"]}"#,
-        r#"{"kind":"plugin","plugin":"other","form":"catalog-update","removed":[]}"#,
-        r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog","removed":[]}"#,
-        r#"{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":[],"x":1}"#,
-    ] {
-        assert_refused_as_foreign(bad);
-    }
 }
 
 #[test]
@@ -212,52 +104,4 @@ fn the_default_cap_holds_everything_the_plugin_adds_to_a_step() {
     assert_eq!(note["source"], serde_json::json!({"kind": "skill-invocation", "form": "not-loaded"}));
     assert_eq!(message::single_text(note), Some("Not loaded: /s17, …"));
     assert_eq!(note["role"], "user");
-}
-
-#[test]
-fn the_note_is_accepted_once_in_any_key_order_and_as_one_text_block() {
-    let names = ["a".to_owned()];
-    assert_eq!(NOTE, skill_rules::INVOCATION_NOTE_SOURCE);
-    for source in [
-        NOTE,
-        r#"{"form":"not-loaded","kind":"skill-invocation"}"#,
-        "{ \"form\" : \"not-loaded\", \"kind\":\"skill-invocation\" }",
-    ] {
-        let Ok(Decision::Enter(messages)) = apply(&names, vec![injection("a"), added(source, &["n"])]) else {
-            panic!("{source}")
-        };
-        assert_eq!(messages.len(), 2);
-    }
-    assert_eq!(
-        refusal(apply(&names, vec![added(NOTE, &["n"]), added(NOTE, &["n"])])),
-        "more than one invocation note was added"
-    );
-    for texts in [&[][..], &["n", "n"][..]] {
-        assert_eq!(refusal(apply(&names, vec![added(NOTE, texts)])), "an added message must be exactly one text block");
-    }
-    let other = DecidedMessage::Added(wit::Message {
-        source: NOTE.to_owned(),
-        content: vec![wit::ContentBlock::Other(r#"{"type":"image"}"#.to_owned())],
-    });
-    assert_eq!(refusal(apply(&names, vec![other])), "an added message must be exactly one text block");
-}
-
-#[test]
-fn anything_else_like_the_note_keeps_todays_refusal() {
-    for source in [
-        r#"{"kind":"skill-invocation","form":"not-loaded","name":"a"}"#,
-        r#"{"kind":"skill-invocation","form":"not-loaded","extra":1}"#,
-        r#"{"kind":"skill-invocation","form":"Not-loaded"}"#,
-        r#"{"kind":"skill-invocation"}"#,
-        r#"{"kind":"skill-invocation","form":["not-loaded"]}"#,
-    ] {
-        let parsed: Value = serde_json::from_str(source).unwrap();
-        assert_eq!(
-            refusal(apply(&["a".to_owned()], vec![added(source, &["n"])])),
-            format!(
-                "an added message has source {parsed}; the plugin may only write {{\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"}} or a skill invocation"
-            ),
-            "{source}"
-        );
-    }
 }

@@ -1,0 +1,146 @@
+//! The record table (`rules/records.json`, shared with the Node host's
+//! `hosts/node/test/records.test.mjs`) through this host's own checks: each
+//! source through [`added_message`](super::super::decision::added_message),
+//! each step through [`apply_decision`].
+
+use serde_json::Value;
+
+use super::*;
+use crate::plugin::decision::added_message;
+
+/// The table: what a pre-step may add, and what is refused.
+const TABLE: &str = include_str!("../../../../rules/records.json");
+
+fn table() -> Value {
+    serde_json::from_str(TABLE).expect("the record table is JSON")
+}
+
+/// A row's source text: `text` as it is, or `source` written compactly.
+fn source_text(row: &Value) -> String {
+    match row.get("text") {
+        Some(text) => text.as_str().expect("a row's text is a string").to_owned(),
+        None => row["source"].to_string(),
+    }
+}
+
+/// A row as an added message: its source and its `content` (a string is a
+/// text block, `{"other": json}` another block; one text block when absent).
+fn message_of(row: &Value) -> wit::Message {
+    let content = match row.get("content") {
+        None => vec![wit::ContentBlock::Text("text".to_owned())],
+        Some(blocks) => blocks
+            .as_array()
+            .expect("content is an array")
+            .iter()
+            .map(|block| match block {
+                Value::String(text) => wit::ContentBlock::Text(text.clone()),
+                other => wit::ContentBlock::Other(other["other"].as_str().expect("another block").to_owned()),
+            })
+            .collect(),
+    };
+    wit::Message { source: source_text(row), content }
+}
+
+/// This host's reason for a refusal the table names (docs/spec.md §8.5).
+fn reason(refused: &str, source: &str) -> String {
+    let parsed = || serde_json::from_str::<Value>(source).expect("a refused source that is JSON");
+    match refused {
+        "not-json" => {
+            let error = serde_json::from_str::<Value>(source).expect_err("the table says it is not JSON");
+            format!("an added message's source is not JSON: {error}")
+        }
+        "not-one-text-block" => "an added message must be exactly one text block".to_owned(),
+        "not-a-notice" => {
+            format!("an added skill notice has source {}, which is not a changed, gone or reload notice", parsed())
+        }
+        "foreign" => format!(
+            "an added message has source {}; the plugin may only write {} or a skill invocation",
+            parsed(),
+            *CATALOG_SOURCE
+        ),
+        other => panic!("the table names no refusal {other:?}"),
+    }
+}
+
+/// Checks one added message against its row.
+fn check_row(row: &Value) {
+    let message = message_of(row);
+    match (added_message(&message), row.get("accepted").and_then(Value::as_str)) {
+        (Ok(added), Some(name)) => {
+            assert_eq!(added.record.name(), name, "{row}");
+            let [wit::ContentBlock::Text(text)] = message.content.as_slice() else { panic!("{row}") };
+            // Entered in the log's shape, the source as parsed (keys sorted, a
+            // key given twice at its last value).
+            let parsed: Value = serde_json::from_str(&message.source).unwrap();
+            assert_eq!(added.data["source"], parsed, "{row}");
+            assert_eq!(message::single_text(&added.data), Some(text.as_str()), "{row}");
+            assert_eq!(added.data["role"], "user", "{row}");
+            assert!(added.data["id"].is_string(), "{row}");
+        }
+        (Err(got), None) => {
+            let refused = row["refused"].as_str().expect("a row is accepted or refused");
+            assert_eq!(got, reason(refused, &message.source), "{row}");
+        }
+        (Ok(added), None) => panic!("accepted as {}: {row}", added.record.name()),
+        (Err(got), Some(_)) => panic!("refused ({got}): {row}"),
+    }
+}
+
+#[test]
+fn every_source_of_the_table_is_accepted_or_refused_as_it_says() {
+    let table = table();
+    let rows = table["sources"].as_array().expect("sources");
+    for row in rows {
+        check_row(row);
+    }
+    // Each kind of record, and each refusal, has a row.
+    let verdicts: std::collections::BTreeSet<&str> =
+        rows.iter().filter_map(|row| row.get("accepted").or(row.get("refused"))?.as_str()).collect();
+    assert_eq!(
+        verdicts.into_iter().collect::<Vec<_>>(),
+        [
+            "catalog",
+            "catalog-update",
+            "changed-notice",
+            "foreign",
+            "gone-notice",
+            "invocation",
+            "invocation-note",
+            "not-a-notice",
+            "not-json",
+            "reload-notice",
+            "skill-catalog",
+        ]
+    );
+}
+
+#[test]
+fn every_message_of_the_table_is_accepted_or_refused_as_it_says() {
+    for row in table()["messages"].as_array().expect("messages") {
+        check_row(row);
+    }
+}
+
+#[test]
+fn every_step_of_the_table_enters_or_is_refused_as_it_says() {
+    for step in table()["steps"].as_array().expect("steps") {
+        let names: Vec<String> =
+            step["names"].as_array().unwrap().iter().map(|name| name.as_str().unwrap().to_owned()).collect();
+        let decided =
+            step["added"].as_array().unwrap().iter().map(|row| DecidedMessage::Added(message_of(row))).collect();
+        let result = apply(&names, decided);
+        match step.get("accepted").and_then(Value::as_u64) {
+            Some(count) => {
+                let Ok(Decision::Enter(messages)) = result else { panic!("{step}: {result:?}") };
+                // Entered after nothing kept: only what it added, in its order.
+                assert_eq!(messages.len() as u64, count, "{step}");
+            }
+            None => assert_eq!(refusal(result), step["refused"].as_str().unwrap(), "{step}"),
+        }
+    }
+}
+
+#[test]
+fn a_digest_is_what_the_records_call_one() {
+    assert_eq!(MAX_DIGEST_BYTES, skill_rules::MAX_BODY_DIGEST_BYTES);
+}
