@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
+use sha2::{Digest, Sha256};
 use skill_host::providers::local::{LocalProvider, LocalRoots};
 use skill_host::{ContractVersion, HostError, Plugin, SandboxLimits, SkillRegistry, ToolOutcome};
 
@@ -104,6 +105,13 @@ fn the_wit_of_each_accepted_version_is_printed_as_released() {
         let released = version.wit();
         assert!(released.contains(&format!("\npackage dsh:skill@{};\n", version.number())), "{version:?}");
     }
+    // A released WIT is never edited (a change is a new version): 0.1.0 as released.
+    let released = std::fs::read(repo_root().join("wit/released/0.1.0/world.wit")).unwrap();
+    assert_eq!(
+        Sha256::digest(&released).iter().map(|byte| format!("{byte:02x}")).collect::<String>(),
+        "827f3b06f2fdd03eb1d3b2e05f9e9fe45ef89b2fa5a89daa388b3a0a29791fda",
+        "wit/released/0.1.0/world.wit changed; it must stay as released"
+    );
     let unknown = sandbox.run(&["component", "--wit", "0.3.0"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
