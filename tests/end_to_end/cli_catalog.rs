@@ -154,3 +154,47 @@ fn a_refused_configuration_is_the_plugins_error() {
         "error: tool-skill: catalogExclude must be an array of at most 1024 skill names or patterns (a-z, 0-9, \"-\", \"*\" and \"?\")\n"
     );
 }
+
+/// `--check`, for a skill author's CI: exit 1 naming each model-invocable
+/// skill not listed whole (excluded and user-only ones do not count), 0 when
+/// all are whole; the report on stdout is unchanged.
+#[test]
+fn check_fails_when_a_skill_would_be_shortened_or_left_out() {
+    let sandbox = Sandbox::new();
+    let project = project(&sandbox);
+    let check = |config: &str, json: bool| {
+        let file = sandbox.path().join("check.json");
+        std::fs::write(&file, config).unwrap();
+        let mut args = vec!["catalog", "--cwd", path(&project), "--config", path(&file), "--check"];
+        if json {
+            args.push("--json");
+        }
+        sandbox.run(&args)
+    };
+
+    let output = check(CONFIG, false);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), stdout(&catalog(&sandbox, &project, CONFIG, false)));
+    assert_eq!(
+        stderr(&output),
+        "check: \"beta\" shortened by catalogBudget (10 of 30 characters)\n\
+         check: \"zulu\" left out by catalogBudget\n\
+         check: 2 of 3 model-invocable skills would not be shown whole\n"
+    );
+    assert_eq!(check(CONFIG, true).status.code(), Some(1));
+
+    // With room for every entry: `draft-notes` excluded and `manual-deploy`
+    // user-only are the configuration's and the skill's choice, not a failure.
+    let roomy = r#"{"catalogBudget":1000,"catalogExclude":["draft-*"]}"#;
+    let output = check(roomy, false);
+    assert_eq!((output.status.code(), stderr(&output)), (Some(0), String::new()));
+
+    // The cap on every description shortens too.
+    let output = check(r#"{"catalogDescriptionMaxLength":20,"catalogExclude":["draft-*"]}"#, false);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "check: \"beta\" shortened by catalogDescriptionMaxLength (20 of 30 characters)\n\
+         check: 1 of 3 model-invocable skills would not be shown whole\n"
+    );
+}

@@ -25,6 +25,11 @@ pub struct CatalogArgs {
     /// Print as JSON.
     #[arg(long)]
     json: bool,
+    /// For a skill author's CI: exit 1, naming each on stderr, when any
+    /// model-invocable skill would be shortened or left out (or the listing is
+    /// incomplete); 0 when every one is listed whole.
+    #[arg(long)]
+    check: bool,
 }
 
 impl CatalogArgs {
@@ -62,8 +67,22 @@ impl CatalogArgs {
         } else {
             print_out(&report.text(), None)?;
         }
-        Ok(0)
+        if !self.check {
+            return Ok(0);
+        }
+        let failures = report.check_failures();
+        for line in &failures {
+            warn_check(line);
+        }
+        Ok(if failures.is_empty() { 0 } else { 1 })
     }
+}
+
+/// Writes a `--check` finding on stderr.
+fn warn_check(line: &str) {
+    use std::io::Write as _;
+    // A failing stderr loses only the line; the exit code still says it.
+    let _ = writeln!(std::io::stderr().lock(), "check: {}", super::common::for_stderr(line));
 }
 
 /// The configuration's keys that decide what the catalog leaves out.
@@ -429,6 +448,31 @@ impl Report<'_> {
             out.push_str("incomplete: some skill state could not be read (see warnings)\n");
         }
         out
+    }
+
+    /// What `--check` reports, one line each: every model-invocable skill
+    /// that is not listed whole (excluded ones are the configuration's
+    /// choice), then the count; empty when all are whole.
+    fn check_failures(&self) -> Vec<String> {
+        let mut lines: Vec<String> = Vec::new();
+        let mut considered = 0;
+        for row in &self.rows {
+            match row.status {
+                Status::Listed => considered += 1,
+                Status::Excluded(_) | Status::NotModelInvocable => {}
+                Status::Shortened(_) | Status::LeftOut | Status::ProviderFailed(_) => {
+                    considered += 1;
+                    let shown =
+                        row.shown.map(|(shown, full)| format!(" ({shown} of {full} characters)")).unwrap_or_default();
+                    lines.push(format!("\"{}\" {}{shown}", row.name, row.status.text()));
+                }
+            }
+        }
+        if !lines.is_empty() {
+            let noun = if considered == 1 { "skill" } else { "skills" };
+            lines.push(format!("{} of {considered} model-invocable {noun} would not be shown whole", lines.len()));
+        }
+        lines
     }
 
     /// The report as `--json` prints it.
