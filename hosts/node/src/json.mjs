@@ -74,7 +74,7 @@ export function parse(text) {
         column += 1;
       }
     }
-    throw new JsonSyntaxError(`${message} at line ${line} column ${Math.max(column, 1)}`);
+    throw new JsonSyntaxError(`${message} at line ${line} column ${column}`);
   };
   const skipSpace = () => {
     while (at < text.length) {
@@ -130,7 +130,11 @@ export function parse(text) {
           const unit = hex4();
           if (unit >= 0xdc00 && unit <= 0xdfff) fail('lone leading surrogate in hex escape');
           if (unit >= 0xd800 && unit <= 0xdbff) {
-            if (text[at] !== '\\' || text[at + 1] !== 'u') fail('unexpected end of hex escape');
+            // serde_json reads the character that is not `\` (or not `u`) before it fails.
+            if (at >= text.length) fail('EOF while parsing a string');
+            if (text[at] !== '\\') fail('unexpected end of hex escape', at + 1);
+            if (at + 1 >= text.length) fail('EOF while parsing a string', at + 1);
+            if (text[at + 1] !== 'u') fail('unexpected end of hex escape', at + 2);
             at += 2;
             const low = hex4();
             if (!(low >= 0xdc00 && low <= 0xdfff)) fail('lone leading surrogate in hex escape');

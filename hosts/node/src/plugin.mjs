@@ -10,40 +10,10 @@ import { CallContext, contentToWit } from './host-imports.mjs';
 import { isObject, keepKeyOrder, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
 import { Recall } from './recall.mjs';
+import { CATALOG_SOURCE, isDigest, MAX_DIGEST_BYTES, readRecord } from './record.mjs';
 import { isSkillName } from './registry.mjs';
 import { DEFAULT_LIMITS, Sandbox } from './sandbox.mjs';
 import { newMessageId, TOOL_RESULT } from './session.mjs';
-
-/** The source of the catalog messages the plugin writes (docs/spec.md §3.1). */
-export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-skill' });
-
-/**
- * The source of the note that names the user-invoked skills a pre-step did
- * not load (docs/spec.md §3.10; `INVOCATION_NOTE_SOURCE` in rules/src/lib.rs).
- */
-export const INVOCATION_NOTE_SOURCE = Object.freeze({ kind: 'skill-invocation', form: 'not-loaded' });
-
-/** The most names a reload notice may list (`MAX_RELOAD_NAMES` in rules/src/lib.rs). */
-export const MAX_RELOAD_NAMES = 256;
-
-/** The source `kind` of a skill notice (docs/spec.md §3.12). */
-export const NOTICE_KIND = 'skill-notice';
-
-/**
- * The longest body digest a plugin may hand back (`sha256:` and 64 hex
- * digits is 71); host-runner/src/plugin.rs `MAX_DIGEST_BYTES`.
- */
-export const MAX_DIGEST_BYTES = 128;
-
-/** A body digest a plugin may hand back: up to `MAX_DIGEST_BYTES` of printable ASCII (0x21..=0x7e). */
-export function isDigest(digest) {
-  if (typeof digest !== 'string' || digest.length > MAX_DIGEST_BYTES) return false;
-  for (let i = 0; i < digest.length; i++) {
-    const code = digest.charCodeAt(i);
-    if (code < 0x21 || code > 0x7e) return false;
-  }
-  return true;
-}
 
 /** A user-message `data` object with one text block and a fresh id. */
 export function userMessage(source, text) {
@@ -271,27 +241,35 @@ export function applyDecision(proposed, step, check) {
     addedCount += 1;
     check.addedMessage(addedCount, val);
     const added = addedMessage(val, invalid);
-    if (added.catalog) {
-      catalogs += 1;
-      if (catalogs > 1) throw invalid('more than one catalog was added');
-    } else if (added.note) {
-      notes += 1;
-      if (notes > 1) throw invalid('more than one invocation note was added');
-    } else if (added.notice) {
-      const { about } = added.notice;
-      if (about === null) {
+    switch (added.record) {
+      case 'catalog':
+      case 'skill-catalog':
+      case 'catalog-update':
+        // The step's one catalog: complete, in either form, or an update.
+        catalogs += 1;
+        if (catalogs > 1) throw invalid('more than one catalog was added');
+        break;
+      case 'invocation-note':
+        notes += 1;
+        if (notes > 1) throw invalid('more than one invocation note was added');
+        break;
+      case 'reload-notice':
         reloads += 1;
         if (reloads > 1) throw invalid('more than one reload notice was added');
-      } else {
-        if (noticed.includes(about)) throw invalid(`skill "${about}" got more than one notice`);
-        noticed.push(about);
+        break;
+      case 'changed-notice':
+      case 'gone-notice':
+        if (noticed.includes(added.name)) throw invalid(`skill "${added.name}" got more than one notice`);
+        noticed.push(added.name);
+        break;
+      case 'invocation': {
+        const { name } = added;
+        if (!invocable.includes(name) || injected.includes(name)) {
+          throw invalid(`skill "${name}" was injected without a user's /${name}`);
+        }
+        injected.push(name);
+        break;
       }
-    } else {
-      const { name } = added;
-      if (!invocable.includes(name) || injected.includes(name)) {
-        throw invalid(`skill "${name}" was injected without a user's /${name}`);
-      }
-      injected.push(name);
     }
     messages.push(added.data);
   }
@@ -420,7 +398,13 @@ export function recordToolResult(session, outcome) {
   return session.appendEvent(TOOL_RESULT, toolResultData(outcome), 'append');
 }
 
-function addedMessage(message, invalid) {
+/**
+ * Checks one added message (`{ source, content }` as the WIT gives it): its
+ * source is JSON, it is exactly one text block, and its source is a record
+ * the plugin may write (src/record.mjs). Returns what `readRecord` read, with
+ * `data`, the message in the log's shape; throws `invalid(reason)`.
+ */
+export function addedMessage(message, invalid) {
   let source;
   try {
     source = parse(message.source);
@@ -430,109 +414,16 @@ function addedMessage(message, invalid) {
   if (message.content.length !== 1 || message.content[0].tag !== 'text') {
     throw invalid('an added message must be exactly one text block');
   }
-  const text = message.content[0].val;
-  const keys = isObject(source) ? Object.keys(source) : [];
-  const seedCatalog = keys.length === 2 && source.kind === CATALOG_SOURCE.kind && source.plugin === CATALOG_SOURCE.plugin;
-  if (seedCatalog || isSkillCatalogSource(source) || isCatalogUpdateSource(source)) {
-    return { catalog: true, data: userMessage(source, text) };
+  const read = readRecord(source);
+  if (read.refused === 'not-a-notice') {
+    throw invalid(`an added skill notice has source ${stringify(source)}, which is not a changed, gone or reload notice`);
   }
-  const note = INVOCATION_NOTE_SOURCE;
-  if (keys.length === 2 && source.kind === note.kind && source.form === note.form) {
-    return { note: true, data: userMessage(source, text) };
+  if (read.refused !== undefined) {
+    throw invalid(
+      `an added message has source ${stringify(source)}; the plugin may only write ${stringify(CATALOG_SOURCE)} or a skill invocation`,
+    );
   }
-  if (isObject(source) && source.kind === NOTICE_KIND) {
-    const notice = skillNotice(source);
-    if (notice === null) {
-      throw invalid(
-        `an added skill notice has source ${stringify(source)}, which is not a changed, gone or reload notice`,
-      );
-    }
-    return { notice, data: userMessage(source, text) };
-  }
-  const invocation =
-    keys.length === 3 &&
-    typeof source.name === 'string' &&
-    source.kind === 'skill-invocation' &&
-    source.form === 'instructions';
-  if (invocation) return { catalog: false, name: source.name, data: userMessage(source, text) };
-  throw invalid(
-    `an added message has source ${stringify(source)}; the plugin may only write ${stringify(CATALOG_SOURCE)} or a skill invocation`,
-  );
-}
-
-/**
- * A catalog source in DeepSeek Harness 0.1.0-rc.8's form (`catalogSource:
- * "skill-catalog"`, docs/spec.md §8.5): exactly `kind`, `form`, `entries`,
- * an optional `update: true` and, under a budget, a string `coverage`
- * (§3.13), each entry exactly a skill `name` and a string `description`.
- */
-export function isSkillCatalogSource(source) {
-  if (!isObject(source)) return false;
-  const update = Object.hasOwn(source, 'update');
-  if (update && source.update !== true) return false;
-  const coverage = Object.hasOwn(source, 'coverage');
-  if (coverage && typeof source.coverage !== 'string') return false;
-  return (
-    Object.keys(source).length === 3 + (update ? 1 : 0) + (coverage ? 1 : 0) &&
-    source.kind === 'skill-catalog' &&
-    source.form === 'catalog' &&
-    Array.isArray(source.entries) &&
-    source.entries.every(
-      (entry) =>
-        isObject(entry) &&
-        Object.keys(entry).length === 2 &&
-        isSkillName(entry.name) &&
-        typeof entry.description === 'string',
-    )
-  );
-}
-
-/** The `form` of a catalog update's source (docs/spec.md §3.13). */
-export const CATALOG_UPDATE_FORM = 'catalog-update';
-
-/**
- * A catalog update's source (`catalogUpdates: "delta"`, docs/spec.md
- * §3.13): exactly the catalog source's `kind` and `plugin`, `form:
- * "catalog-update"` and `removed`, distinct skill names.
- */
-export function isCatalogUpdateSource(source) {
-  return (
-    isObject(source) &&
-    Object.keys(source).length === 4 &&
-    source.kind === CATALOG_SOURCE.kind &&
-    source.plugin === CATALOG_SOURCE.plugin &&
-    source.form === CATALOG_UPDATE_FORM &&
-    Array.isArray(source.removed) &&
-    source.removed.every((name) => isSkillName(name)) &&
-    new Set(source.removed).size === source.removed.length
-  );
-}
-
-/**
- * Reads a skill notice's source (its `kind` is `skill-notice`): exactly the
- * fields of its form. Returns `{ about: name }` for a changed or gone notice,
- * `{ about: null }` for a reload notice, null for anything else.
- */
-function skillNotice(source) {
-  const count = Object.keys(source).length;
-  const has = (key) => Object.hasOwn(source, key);
-  const named = () => (has('name') && isSkillName(source.name) ? { about: source.name } : null);
-  const form = has('form') ? source.form : undefined;
-  if (form === 'changed') {
-    const digest = !has('bodyDigest') || isDigest(source.bodyDigest);
-    const provider = has('provider') && typeof source.provider === 'string' && source.provider !== '';
-    const expected = 4 + (has('bodyDigest') ? 1 : 0);
-    return digest && provider && count === expected ? named() : null;
-  }
-  if (form === 'gone') return count === 3 ? named() : null;
-  if (form === 'reload') {
-    const names = has('names') ? source.names : undefined;
-    if (!Array.isArray(names) || names.length === 0 || names.length > MAX_RELOAD_NAMES || count !== 3) return null;
-    const seen = new Set();
-    const valid = names.every((name) => isSkillName(name) && !seen.has(name) && seen.add(name));
-    return valid ? { about: null } : null;
-  }
-  return null;
+  return { ...read, data: userMessage(source, message.content[0].val) };
 }
 
 // Rust's `char::is_whitespace` (Unicode White_Space) plus U+FEFF.

@@ -1,6 +1,6 @@
-// What a pre-step may add, as the Rust host checks it (host-runner/src/plugin.rs):
-// a catalog, skill injections for a user's `/name`s, at most one note naming
-// the user-invoked skills the plugin did not load, and skill notices; what a
+// What a pre-step may add, as the Rust host checks it
+// (host-runner/src/plugin/decision.rs), at its largest (each source and each
+// refusal is in rules/records.json, which test/records.test.mjs reads); what a
 // tool result may record of its load, and how the result is recorded.
 
 import assert from 'node:assert/strict';
@@ -10,17 +10,8 @@ import { test } from 'node:test';
 import { HostError } from '../src/errors.mjs';
 import { stringify } from '../src/json.mjs';
 import { DEFAULT_OUTPUT_LIMITS, OutputCheck } from '../src/output.mjs';
-import {
-  applyDecision,
-  CATALOG_UPDATE_FORM,
-  isCatalogUpdateSource,
-  isSkillCatalogSource,
-  MAX_RELOAD_NAMES,
-  MAX_SEARCH_MATCHES,
-  toolResultData,
-  userMessage,
-  validateToolResult,
-} from '../src/plugin.mjs';
+import { applyDecision, MAX_SEARCH_MATCHES, toolResultData, userMessage, validateToolResult } from '../src/plugin.mjs';
+import { MAX_DIGEST_BYTES, MAX_RELOAD_NAMES } from '../src/record.mjs';
 
 // docs/spec.md §3.10: MAX_INVOKED_SKILLS (rules/src/lib.rs).
 const MAX_INVOKED_SKILLS = 16;
@@ -37,9 +28,6 @@ function apply(names, decided) {
   const proposed = { enter: [userMessage({ kind: 'user' }, names.map((name) => `/${name}`).join(' '))] };
   return applyDecision(proposed, { decided, decisions: 1 }, new OutputCheck('pre-step', DEFAULT_OUTPUT_LIMITS));
 }
-
-const refused = (reason) => (error) =>
-  error instanceof HostError && error.message === `plugin call \`pre-step\` returned invalid output: ${reason}`;
 
 test('the default cap holds a catalog, every injection and the note', () => {
   assert.ok(DEFAULT_OUTPUT_LIMITS.maxAddedMessages >= 1 + MAX_INVOKED_SKILLS + 1);
@@ -58,130 +46,9 @@ test('the default cap holds a catalog, every injection and the note', () => {
   assert.equal(note.role, 'user');
 });
 
-test('the note is accepted once, in any key order, as one text block', () => {
-  for (const source of [NOTE, '{"form":"not-loaded","kind":"skill-invocation"}']) {
-    assert.equal(apply(['a'], [injection('a'), added(source, ['n'])]).enter.length, 2);
-  }
-  assert.throws(
-    () => apply(['a'], [added(NOTE, ['n']), added(NOTE, ['n'])]),
-    refused('more than one invocation note was added'),
-  );
-  for (const texts of [[], ['n', 'n']]) {
-    assert.throws(() => apply(['a'], [added(NOTE, texts)]), refused('an added message must be exactly one text block'));
-  }
-  const other = { tag: 'added', val: { source: NOTE, content: [{ tag: 'other', val: '{"type":"image"}' }] } };
-  assert.throws(() => apply(['a'], [other]), refused('an added message must be exactly one text block'));
-});
-
-test('anything else like the note keeps the refusal of a foreign source', () => {
-  for (const [source, shown] of [
-    [
-      '{"kind":"skill-invocation","form":"not-loaded","name":"a"}',
-      '{"form":"not-loaded","kind":"skill-invocation","name":"a"}',
-    ],
-    [
-      '{"kind":"skill-invocation","form":"not-loaded","extra":1}',
-      '{"extra":1,"form":"not-loaded","kind":"skill-invocation"}',
-    ],
-    ['{"kind":"skill-invocation","form":"Not-loaded"}', '{"form":"Not-loaded","kind":"skill-invocation"}'],
-    ['{"kind":"skill-invocation"}', '{"kind":"skill-invocation"}'],
-    ['{"kind":"skill-invocation","form":["not-loaded"]}', '{"form":["not-loaded"],"kind":"skill-invocation"}'],
-  ]) {
-    assert.throws(
-      () => apply(['a'], [added(source, ['n'])]),
-      refused(
-        `an added message has source ${shown}; the plugin may only write {"kind":"plugin","plugin":"dsh-tool-skill"} or a skill invocation`,
-      ),
-      source,
-    );
-  }
-});
-
-// Skill notices (docs/spec.md §3.12; host-runner/src/plugin.rs `notice`).
+// Which sources a pre-step may add, accepted once each: rules/records.json,
+// read by test/records.test.mjs.
 const noticeAbout = (name) => added(`{"kind":"skill-notice","form":"gone","name":"${name}"}`, ['gone']);
-
-test('skill notices are accepted only in their exact shapes and once', () => {
-  const accepted = [
-    '{"kind":"skill-notice","form":"changed","name":"a","provider":"local","bodyDigest":"sha256:00"}',
-    '{"provider":"p","name":"b","form":"changed","kind":"skill-notice"}',
-    '{"kind":"skill-notice","form":"gone","name":"c"}',
-    '{"kind":"skill-notice","form":"reload","names":["d","e"]}',
-  ];
-  const { enter } = apply([], accepted.map((source) => added(source, ['text'])));
-  assert.equal(enter.length, 4);
-  assert.equal(stringify(enter[2].source), '{"form":"gone","kind":"skill-notice","name":"c"}');
-  assert.deepEqual(enter[2].content, [{ type: 'text', text: 'text' }]);
-  assert.equal(enter[2].role, 'user');
-  for (const [bad, shown] of [
-    ['{"kind":"skill-notice","form":"gone","name":"Bad"}', '{"form":"gone","kind":"skill-notice","name":"Bad"}'],
-    ['{"kind":"skill-notice","form":"gone","name":"c","extra":1}', '{"extra":1,"form":"gone","kind":"skill-notice","name":"c"}'],
-    ['{"kind":"skill-notice","form":"gone","names":"c"}', '{"form":"gone","kind":"skill-notice","names":"c"}'],
-    ['{"kind":"skill-notice","form":"changed","name":"a"}', '{"form":"changed","kind":"skill-notice","name":"a"}'],
-    [
-      '{"kind":"skill-notice","form":"changed","name":"a","provider":""}',
-      '{"form":"changed","kind":"skill-notice","name":"a","provider":""}',
-    ],
-    [
-      '{"kind":"skill-notice","form":"changed","name":"a","provider":7}',
-      '{"form":"changed","kind":"skill-notice","name":"a","provider":7}',
-    ],
-    [
-      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"has space"}',
-      '{"bodyDigest":"has space","form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
-    ],
-    [
-      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":7}',
-      '{"bodyDigest":7,"form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
-    ],
-    [
-      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":null}',
-      '{"bodyDigest":null,"form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
-    ],
-    [
-      `{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"${'x'.repeat(129)}"}`,
-      `{"bodyDigest":"${'x'.repeat(129)}","form":"changed","kind":"skill-notice","name":"a","provider":"p"}`,
-    ],
-    [
-      '{"kind":"skill-notice","form":"changed","name":"a","provider":"p","bodyDigest":"sha256:é"}',
-      '{"bodyDigest":"sha256:é","form":"changed","kind":"skill-notice","name":"a","provider":"p"}',
-    ],
-    ['{"kind":"skill-notice","form":"reload","names":[]}', '{"form":"reload","kind":"skill-notice","names":[]}'],
-    ['{"kind":"skill-notice","form":"reload","names":["d","d"]}', '{"form":"reload","kind":"skill-notice","names":["d","d"]}'],
-    ['{"kind":"skill-notice","form":"reload","names":["d",1]}', '{"form":"reload","kind":"skill-notice","names":["d",1]}'],
-    ['{"kind":"skill-notice","form":"reload","names":"d"}', '{"form":"reload","kind":"skill-notice","names":"d"}'],
-    [
-      '{"kind":"skill-notice","form":"reload","names":["d"],"name":"d"}',
-      '{"form":"reload","kind":"skill-notice","name":"d","names":["d"]}',
-    ],
-    ['{"kind":"skill-notice","form":"stale","name":"c"}', '{"form":"stale","kind":"skill-notice","name":"c"}'],
-    ['{"kind":"skill-notice","form":["gone"],"name":"c"}', '{"form":["gone"],"kind":"skill-notice","name":"c"}'],
-    ['{"kind":"skill-notice"}', '{"kind":"skill-notice"}'],
-  ]) {
-    assert.throws(
-      () => apply([], [added(bad, ['text'])]),
-      refused(`an added skill notice has source ${shown}, which is not a changed, gone or reload notice`),
-      bad,
-    );
-  }
-  assert.throws(() => apply([], [noticeAbout('a'), noticeAbout('a')]), refused('skill "a" got more than one notice'));
-  const changed = added('{"kind":"skill-notice","form":"changed","name":"a","provider":"p"}', ['changed']);
-  assert.throws(() => apply([], [changed, noticeAbout('a')]), refused('skill "a" got more than one notice'));
-  // A reload names skills without counting as their notice.
-  const reload = added('{"kind":"skill-notice","form":"reload","names":["a"]}', ['r']);
-  assert.equal(apply([], [noticeAbout('a'), reload]).enter.length, 2);
-  assert.throws(() => apply([], [reload, reload]), refused('more than one reload notice was added'));
-  assert.throws(
-    () => apply([], [added(accepted[2], ['a', 'b'])]),
-    refused('an added message must be exactly one text block'),
-  );
-  // A kind that is not the notice's string keeps the foreign-source refusal.
-  assert.throws(
-    () => apply([], [added('{"kind":["skill-notice"],"form":"gone","name":"c"}', ['t'])]),
-    refused(
-      'an added message has source {"form":"gone","kind":["skill-notice"],"name":"c"}; the plugin may only write {"kind":"plugin","plugin":"dsh-tool-skill"} or a skill invocation',
-    ),
-  );
-});
 
 test('the default cap holds a catalog, the notices, the reload, every injection and the note', () => {
   // docs/spec.md §3.12: MAX_SKILL_NOTICES (rules/src/lib.rs).
@@ -293,23 +160,5 @@ test('the limits this host mirrors are the ones skill-rules defines', () => {
   assert.equal(MAX_RELOAD_NAMES, constant('MAX_RELOAD_NAMES'));
   assert.equal(MAX_INVOKED_SKILLS, constant('MAX_INVOKED_SKILLS'));
   assert.equal(MAX_SEARCH_MATCHES, constant('MAX_SEARCH_MATCHES'));
-  const form = rules.match(/pub const CATALOG_UPDATE_FORM: &str = "([^"]+)";/)[1];
-  assert.equal(CATALOG_UPDATE_FORM, form);
-});
-
-test('a catalog update and a budgeted skill-catalog source are catalogs only in their exact shapes', () => {
-  const update = { kind: 'plugin', plugin: 'dsh-tool-skill', form: 'catalog-update', removed: ['a', 'b'] };
-  assert.equal(isCatalogUpdateSource(update), true);
-  for (const bad of [
-    { ...update, removed: ['a', 'a'] },
-    { ...update, removed: ['A'] },
-    { ...update, extra: 1 },
-    { kind: 'plugin', plugin: 'dsh-tool-skill', form: 'catalog-update' },
-    { ...update, plugin: 'other' },
-  ]) {
-    assert.equal(isCatalogUpdateSource(bad), false, JSON.stringify(bad));
-  }
-  const budgeted = { kind: 'skill-catalog', form: 'catalog', entries: [], coverage: 'Catalog coverage: 0 of 0 skills listed.' };
-  assert.equal(isSkillCatalogSource(budgeted), true);
-  assert.equal(isSkillCatalogSource({ ...budgeted, coverage: 1 }), false);
+  assert.equal(MAX_DIGEST_BYTES, constant('MAX_BODY_DIGEST_BYTES'));
 });
