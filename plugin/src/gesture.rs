@@ -7,8 +7,6 @@ use crate::description::is_ecmascript_whitespace;
 use crate::tool::is_skill_name;
 use crate::types::{ContentBlock, Message};
 
-/// The source of the note naming the skills not loaded, as JSON text.
-pub use skill_rules::INVOCATION_NOTE_SOURCE;
 /// The most user-invoked skills one pre-step injects (docs/spec.md §3.10).
 /// Shared with the hosts, whose default cap on added messages (64,
 /// `OutputLimits::max_added_messages` in host-runner/src/sandbox/mod.rs) must

@@ -25,7 +25,7 @@ pub use skill_rules::ResourceBase;
 /// [`ResourceBase`] in JSON, as the reference writes it:
 /// `{"kind":"directory","path":…}`, `{"kind":"url","url":…}` or
 /// `{"kind":"opaque","description":…}`, unknown fields refused. The rules
-/// crate has no dependencies, so its serde form lives here, for
+/// crate does without serde's derive, so its serde form lives here, for
 /// `#[serde(with = "skill_host::ResourceBaseJson")]` on a field of yours
 /// (or `ResourceBaseJson::deserialize(value)`).
 #[derive(Serialize, Deserialize)]
