@@ -117,7 +117,7 @@ fn main() -> anyhow::Result<()> {
         None => &plugin,
     };
     let target = skills[args.skills / 2].0.clone();
-    let mut native_memory = skill_plugin::memory::Memory::default();
+    let mut native_memory = skill_plugin::pre_step::Memory::default();
     let mut op: Box<dyn FnMut() -> anyhow::Result<()>> = match (args.load, args.native) {
         (false, false) => Box::new(|| {
             let outcome = run_step(timed, &registry, &session, &input, Decision::Enter(vec![]))?;
@@ -459,7 +459,7 @@ mod native {
     pub fn pre_step(
         registry: &SkillRegistry,
         session: &SharedSession,
-        memory: &mut skill_plugin::memory::Memory,
+        memory: &mut skill_plugin::pre_step::Memory,
     ) -> anyhow::Result<()> {
         let log = session.lock();
         let context = core::StepContext {

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use crate::config::Config;
-use crate::memory::Memory;
+use crate::pre_step::Memory;
 use crate::types as core;
 
 wit_bindgen::generate!({

@@ -17,7 +17,7 @@ use serde_json::Value;
 use skill_rules::{Record, SkillNotice};
 
 use crate::catalog::PLUGIN_NAME;
-use crate::memory::Memory;
+use crate::memory::{ByKey, ByRevision, BySession};
 use crate::types::{ContentBlock, Message, SessionHistory, SkillSummary, SourceFilter};
 
 pub use skill_rules::MAX_SKILL_NOTICES;
@@ -30,6 +30,13 @@ const TOOL_KIND: &str = "tool";
 
 /// How many history references to read across the boundary at a time.
 const HISTORY_PAGE: u32 = 64;
+
+/// How many revisions' skill versions are kept.
+const REVISIONS: usize = 16;
+/// How many recorded loads and notices are kept before starting over.
+const EVENTS: usize = 1 << 16;
+/// How many sessions' scans are kept before starting over.
+const HISTORIES: usize = 256;
 
 /// The notice for a skill whose instructions changed after the model loaded them.
 pub fn changed_text(name: &str) -> String {
@@ -161,10 +168,59 @@ struct Loaded {
     reminded: bool,
 }
 
+/// What a reused instance remembers for loaded skills: each complete
+/// snapshot's skill versions (by revision, as the pre-step's catalogs), what
+/// each recorded load or notice is, and each session's scan at its history
+/// version. Bounded; forgetting only costs recomputation.
+#[derive(Debug)]
+pub struct LoadedMemory {
+    versions: ByRevision<Versions, REVISIONS>,
+    events: ByKey<(u64, u64), Rc<Event>, EVENTS>,
+    histories: BySession<Rc<LoadedHistory>, HISTORIES>,
+}
+
+impl Default for LoadedMemory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LoadedMemory {
+    /// Remembers nothing yet.
+    pub const fn new() -> Self {
+        Self { versions: ByRevision::new(), events: ByKey::new(), histories: BySession::new() }
+    }
+
+    /// Remembers a complete snapshot's skill versions, forgetting the oldest when full.
+    pub fn remember_versions(&mut self, revision: u64, versions: Rc<Versions>) {
+        self.versions.remember(revision, versions);
+    }
+
+    /// The notices about loaded skills for a step of session `key` at
+    /// history `version` on the complete snapshot of `revision` (none when
+    /// its versions are not remembered: then the step was settled from a
+    /// catalog remembered without them, which cannot happen under one
+    /// configuration).
+    pub fn notices(&mut self, session: &impl SessionHistory, key: u64, version: u64, revision: u64) -> Vec<Message> {
+        let Some(versions) = self.versions.get(revision) else {
+            return Vec::new();
+        };
+        let history = match self.histories.get(key, version) {
+            Some(history) => Rc::clone(history),
+            None => {
+                let history = Rc::new(LoadedHistory::scan(session, key, self));
+                self.histories.remember(key, version, Rc::clone(&history));
+                history
+            }
+        };
+        history.notices(&versions)
+    }
+}
+
 impl LoadedHistory {
     /// Scans the session's recorded loads and notices, newest first. A
     /// message is read (and parsed) once per instance.
-    pub fn scan(session: &impl SessionHistory, key: u64, memory: &mut Memory) -> Self {
+    pub fn scan(session: &impl SessionHistory, key: u64, memory: &mut LoadedMemory) -> Self {
         let filters = [
             SourceFilter { kind: TOOL_KIND.to_owned(), plugin: Some(PLUGIN_NAME.to_owned()) },
             SourceFilter { kind: NOTICE_KIND.to_owned(), plugin: None },
@@ -174,12 +230,12 @@ impl LoadedHistory {
         let mut reminded: BTreeSet<String> = BTreeSet::new();
         let mut history = Self::default();
         session.visit_newest_first(&filters, HISTORY_PAGE, |reference| {
-            let event = match memory.loaded_event(key, reference.seq) {
-                Some(known) => known,
+            let event = match memory.events.get(&(key, reference.seq)) {
+                Some(known) => Rc::clone(known),
                 None => {
                     let event =
                         Rc::new(session.get_user_message(reference.seq).map_or(Event::Other, |m| Event::of(&m)));
-                    memory.remember_loaded_event(key, reference.seq, Rc::clone(&event));
+                    memory.events.remember((key, reference.seq), Rc::clone(&event));
                     event
                 }
             };

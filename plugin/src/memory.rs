@@ -1,36 +1,19 @@
-//! What a reused plugin instance remembers between calls, so a steady-state
-//! step does no work proportional to the catalog or the session:
-//! - the catalog built for each registry revision, since equal revisions
-//!   mean equal skill lists (whatever the working directory);
-//! - the catalog digest (or "not a catalog") of each session message read,
-//!   keyed by the host's session key and the seq, since events never change;
-//! - what the last history scan of each session concluded, with the history
-//!   version it was made at (equal versions mean an unchanged history);
-//! - the last step found already showing the current catalog (a
-//!   [`SteadyStep`]): the next steady step compares three integers and is done.
+//! The containers a reused plugin instance remembers things in between
+//! calls, so a steady-state step does no work proportional to the catalog or
+//! the session. Each feature owns what it remembers, in these containers:
+//! the pre-step its catalogs, history scans and steady step
+//! (`crate::pre_step::Memory`), loaded skills their versions and scans
+//! (`crate::loaded::LoadedMemory`).
 //!
-//! The first three are bounded, and forgetting them only costs
-//! recomputation. The steady step is one slot, and it outlives the catalog
-//! and the history it was found from on purpose: what they concluded about
-//! that session, version and revision can never change.
+//! Every container is bounded, and forgetting only costs recomputation. All
+//! are keyed by host-chosen integers (registry revisions, the host's session
+//! key, seqs, history versions): events never change once written, and equal
+//! revisions or history versions mean equal contents. This module knows
+//! nothing of what is kept.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::rc::Rc;
-
-use crate::catalog::{Catalog, CatalogDigest, Published};
-use crate::catalog_update::ShownCatalog;
-use crate::loaded::{Event, LoadedHistory, Versions};
-use crate::pre_step::CatalogHistory;
-
-/// How many revisions' catalogs are kept.
-const CATALOGS: usize = 16;
-/// How many message digests are kept before starting over.
-const DIGESTS: usize = 1 << 16;
-/// How many effective catalogs are kept before starting over.
-const SHOWN: usize = 16;
-/// How many sessions' history conclusions are kept before starting over.
-const HISTORIES: usize = 256;
 
 /// The keys here are host-chosen integers, not attacker-chosen strings, and
 /// SipHash costs more than the rest of a steady-state step in wasm: mix the
@@ -54,180 +37,159 @@ impl Hasher for IntegerHasher {
     }
 }
 
-type IntegerMap<K, V> = HashMap<K, V, BuildHasherDefault<IntegerHasher>>;
-
-/// A step the pre-step may settle from memory: with nothing proposed, a
-/// visible tool and no abort, a step of this session at this history version
-/// and registry revision already shows the current catalog. That never stops
-/// being true: a session's events never change under one history version, a
-/// revision's skill list never changes, and the configuration is fixed for
-/// the memory's lifetime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SteadyStep {
-    /// The host's session key.
-    pub session: u64,
-    /// The session's history version.
-    pub history_version: u64,
-    /// The registry revision the host holds.
-    pub registry_revision: u64,
-}
-
-/// The instance's memory. Dropped with the instance (after any trap).
-#[derive(Debug)]
-pub struct Memory {
-    /// In the order they were remembered, oldest first.
-    catalogs: Vec<(u64, Rc<Catalog>)>,
-    digests: IntegerMap<(u64, u64), Option<Published>>,
-    /// With updates in a session: what the model sees of a complete catalog
-    /// and the updates up to a seq, by session, catalog seq and newest seq.
-    shown: IntegerMap<(u64, u64, u64), (Rc<ShownCatalog>, CatalogDigest)>,
-    histories: IntegerMap<u64, (u64, CatalogHistory)>,
-    /// The last step found already showing the current catalog.
-    steady: Option<SteadyStep>,
-    /// With `loadedSkills`: each revision's skill versions (as `catalogs`),
-    /// what each recorded load or notice is, and each session's scan.
-    versions: Vec<(u64, Rc<Versions>)>,
-    loaded_events: IntegerMap<(u64, u64), Rc<Event>>,
-    loaded_histories: IntegerMap<u64, (u64, Rc<LoadedHistory>)>,
-}
-
 impl std::fmt::Debug for IntegerHasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("IntegerHasher")
     }
 }
 
-impl Default for Memory {
+type IntegerMap<K, V> = HashMap<K, V, BuildHasherDefault<IntegerHasher>>;
+
+/// What was built for each of the last `CAPACITY` registry revisions,
+/// oldest first; remembering one more forgets the oldest.
+#[derive(Debug)]
+pub struct ByRevision<T, const CAPACITY: usize> {
+    held: Vec<(u64, Rc<T>)>,
+}
+
+impl<T, const CAPACITY: usize> ByRevision<T, CAPACITY> {
+    /// Holds nothing yet.
+    pub const fn new() -> Self {
+        Self { held: Vec::new() }
+    }
+
+    /// The revision remembered last.
+    pub fn newest_revision(&self) -> Option<u64> {
+        self.held.last().map(|(revision, _)| *revision)
+    }
+
+    /// What is remembered for `revision`.
+    pub fn get(&self, revision: u64) -> Option<Rc<T>> {
+        self.held.iter().rev().find(|(held, _)| *held == revision).map(|(_, value)| Rc::clone(value))
+    }
+
+    /// Remembers `value` for `revision`, forgetting the oldest when full.
+    pub fn remember(&mut self, revision: u64, value: Rc<T>) {
+        self.held.retain(|(held, _)| *held != revision);
+        if self.held.len() == CAPACITY {
+            self.held.remove(0);
+        }
+        self.held.push((revision, value));
+    }
+}
+
+impl<T, const CAPACITY: usize> Default for ByRevision<T, CAPACITY> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Memory {
-    /// Remembers nothing yet. A `const fn`, so the instance's state needs no
-    /// lazy initialisation check on every call.
+/// Values by integer keys (a session's messages, say), up to `CAPACITY` of
+/// them: remembering one more when full forgets them all and starts over.
+#[derive(Debug)]
+pub struct ByKey<K, V, const CAPACITY: usize> {
+    held: IntegerMap<K, V>,
+}
+
+impl<K: Hash + Eq, V, const CAPACITY: usize> ByKey<K, V, CAPACITY> {
+    /// Holds nothing yet.
     pub const fn new() -> Self {
-        Self {
-            catalogs: Vec::new(),
-            digests: HashMap::with_hasher(BuildHasherDefault::new()),
-            shown: HashMap::with_hasher(BuildHasherDefault::new()),
-            histories: HashMap::with_hasher(BuildHasherDefault::new()),
-            steady: None,
-            versions: Vec::new(),
-            loaded_events: HashMap::with_hasher(BuildHasherDefault::new()),
-            loaded_histories: HashMap::with_hasher(BuildHasherDefault::new()),
-        }
+        Self { held: HashMap::with_hasher(BuildHasherDefault::new()) }
     }
 
-    /// The revision of the catalog remembered last, to offer the registry:
-    /// the instance does not know which working directory a call is for, and
-    /// the last one is the likeliest to be asked about again.
-    pub fn known_revision(&self) -> Option<u64> {
-        self.catalogs.last().map(|(revision, _)| *revision)
-    }
-
-    /// The catalog remembered for `revision`.
-    pub fn catalog(&self, revision: u64) -> Option<Rc<Catalog>> {
-        self.catalogs.iter().rev().find(|(held, _)| *held == revision).map(|(_, catalog)| Rc::clone(catalog))
-    }
-
-    /// Remembers the catalog of a complete snapshot, forgetting the oldest
-    /// when full.
-    pub fn remember_catalog(&mut self, revision: u64, catalog: Rc<Catalog>) {
-        self.catalogs.retain(|(held, _)| *held != revision);
-        if self.catalogs.len() == CATALOGS {
-            self.catalogs.remove(0);
-        }
-        self.catalogs.push((revision, catalog));
-    }
-
-    /// Whether `step` is the step last found already showing the current catalog.
+    /// What is remembered for `key`.
     #[inline]
-    pub fn is_steady(&self, step: SteadyStep) -> bool {
-        self.steady == Some(step)
+    pub fn get(&self, key: &K) -> Option<&V> {
+        self.held.get(key)
     }
 
-    /// Remembers that `step` already shows the current catalog.
-    pub fn remember_steady(&mut self, step: SteadyStep) {
-        self.steady = Some(step);
-    }
-
-    /// What a session message was read as: `Some(None)` means "known not a catalog".
-    pub fn published(&self, session: u64, seq: u64) -> Option<Option<Published>> {
-        self.digests.get(&(session, seq)).copied()
-    }
-
-    /// What the model sees of the catalog at `base` with the updates up to `newest`.
-    pub fn shown(&self, session: u64, base: u64, newest: u64) -> Option<(Rc<ShownCatalog>, CatalogDigest)> {
-        self.shown.get(&(session, base, newest)).cloned()
-    }
-
-    /// Remembers what the model sees of a catalog and its updates.
-    pub fn remember_shown(&mut self, session: u64, base: u64, newest: u64, shown: (Rc<ShownCatalog>, CatalogDigest)) {
-        if self.shown.len() >= SHOWN {
-            self.shown.clear();
+    /// Remembers `value` for `key`, starting over first when full.
+    pub fn remember(&mut self, key: K, value: V) {
+        if self.held.len() >= CAPACITY {
+            self.held.clear();
         }
-        self.shown.insert((session, base, newest), shown);
+        self.held.insert(key, value);
+    }
+}
+
+impl<K: Hash + Eq, V, const CAPACITY: usize> Default for ByKey<K, V, CAPACITY> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One value per session, concluded at a history version and worth nothing
+/// at another, for up to `CAPACITY` sessions: a new session when full
+/// forgets them all and starts over.
+#[derive(Debug)]
+pub struct BySession<T, const CAPACITY: usize> {
+    held: IntegerMap<u64, (u64, T)>,
+}
+
+impl<T, const CAPACITY: usize> BySession<T, CAPACITY> {
+    /// Holds nothing yet.
+    pub const fn new() -> Self {
+        Self { held: HashMap::with_hasher(BuildHasherDefault::new()) }
     }
 
-    /// The history conclusion for `session` made at `version`, if remembered.
-    pub fn history(&self, session: u64, version: u64) -> Option<CatalogHistory> {
-        self.histories.get(&session).filter(|(held, _)| *held == version).map(|(_, history)| history.clone())
+    /// What is remembered for `session` at `version`.
+    pub fn get(&self, session: u64, version: u64) -> Option<&T> {
+        self.held.get(&session).filter(|(held, _)| *held == version).map(|(_, value)| value)
     }
 
-    /// Remembers a history conclusion for `session` at `version`.
-    pub fn remember_history(&mut self, session: u64, version: u64, history: CatalogHistory) {
-        if self.histories.len() >= HISTORIES && !self.histories.contains_key(&session) {
-            self.histories.clear();
+    /// Remembers `value` for `session` at `version`, in place of what it
+    /// held at another.
+    pub fn remember(&mut self, session: u64, version: u64, value: T) {
+        if self.held.len() >= CAPACITY && !self.held.contains_key(&session) {
+            self.held.clear();
         }
-        self.histories.insert(session, (version, history));
+        self.held.insert(session, (version, value));
+    }
+}
+
+impl<T, const CAPACITY: usize> Default for BySession<T, CAPACITY> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_revision_forgets_the_oldest_when_full() {
+        let mut held: ByRevision<&str, 2> = ByRevision::new();
+        held.remember(1, Rc::new("one"));
+        held.remember(2, Rc::new("two"));
+        held.remember(1, Rc::new("one again"));
+        assert_eq!(held.newest_revision(), Some(1));
+        held.remember(3, Rc::new("three"));
+        assert_eq!(held.get(2), None);
+        assert_eq!(held.get(1).as_deref(), Some(&"one again"));
+        assert_eq!(held.get(3).as_deref(), Some(&"three"));
     }
 
-    /// The skill versions remembered for `revision`.
-    pub fn versions(&self, revision: u64) -> Option<Rc<Versions>> {
-        self.versions.iter().rev().find(|(held, _)| *held == revision).map(|(_, versions)| Rc::clone(versions))
+    #[test]
+    fn by_key_starts_over_when_full() {
+        let mut held: ByKey<(u64, u64), u8, 2> = ByKey::new();
+        held.remember((1, 1), 1);
+        held.remember((1, 2), 2);
+        assert_eq!(held.get(&(1, 1)), Some(&1));
+        held.remember((1, 3), 3);
+        assert_eq!((held.get(&(1, 1)), held.get(&(1, 2)), held.get(&(1, 3))), (None, None, Some(&3)));
     }
 
-    /// Remembers a complete snapshot's skill versions, forgetting the oldest when full.
-    pub fn remember_versions(&mut self, revision: u64, versions: Rc<Versions>) {
-        self.versions.retain(|(held, _)| *held != revision);
-        if self.versions.len() == CATALOGS {
-            self.versions.remove(0);
-        }
-        self.versions.push((revision, versions));
-    }
-
-    /// What a recorded load or notice was read as.
-    pub fn loaded_event(&self, session: u64, seq: u64) -> Option<Rc<Event>> {
-        self.loaded_events.get(&(session, seq)).cloned()
-    }
-
-    /// Remembers what a recorded load or notice is.
-    pub fn remember_loaded_event(&mut self, session: u64, seq: u64, event: Rc<Event>) {
-        if self.loaded_events.len() >= DIGESTS {
-            self.loaded_events.clear();
-        }
-        self.loaded_events.insert((session, seq), event);
-    }
-
-    /// The loaded-skills scan of `session` made at `version`, if remembered.
-    pub fn loaded_history(&self, session: u64, version: u64) -> Option<Rc<LoadedHistory>> {
-        self.loaded_histories.get(&session).filter(|(held, _)| *held == version).map(|(_, history)| Rc::clone(history))
-    }
-
-    /// Remembers a loaded-skills scan of `session` at `version`.
-    pub fn remember_loaded_history(&mut self, session: u64, version: u64, history: Rc<LoadedHistory>) {
-        if self.loaded_histories.len() >= HISTORIES && !self.loaded_histories.contains_key(&session) {
-            self.loaded_histories.clear();
-        }
-        self.loaded_histories.insert(session, (version, history));
-    }
-
-    /// Remembers what a session message is.
-    pub fn remember_published(&mut self, session: u64, seq: u64, published: Option<Published>) {
-        if self.digests.len() >= DIGESTS {
-            self.digests.clear();
-        }
-        self.digests.insert((session, seq), published);
+    #[test]
+    fn by_session_answers_for_one_version_and_starts_over_for_a_new_session_when_full() {
+        let mut held: BySession<&str, 2> = BySession::new();
+        held.remember(1, 10, "one at 10");
+        held.remember(2, 10, "two at 10");
+        assert_eq!(held.get(1, 11), None);
+        // A session already held is replaced without forgetting the others.
+        held.remember(1, 11, "one at 11");
+        assert_eq!((held.get(1, 11), held.get(2, 10)), (Some(&"one at 11"), Some(&"two at 10")));
+        held.remember(3, 10, "three at 10");
+        assert_eq!((held.get(1, 11), held.get(2, 10), held.get(3, 10)), (None, None, Some(&"three at 10")));
     }
 }

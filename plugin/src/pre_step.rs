@@ -5,22 +5,23 @@
 //! This file holds the entry point, the shape of the decision and the
 //! user-invocation injection that follows the catalog; the steps of the
 //! catalog projection are in `projection`, the history scan (step 6) in
-//! `history`, and the steady-step shortcut in `steady`.
+//! `history`, the steady-step shortcut in `steady`, and what the instance
+//! remembers between steps in `memory`.
 
 mod history;
+mod memory;
 mod projection;
 mod steady;
 
 use crate::config::Config;
 use crate::gesture::{MAX_INVOKED_SKILLS, invocation_source, invoked_skill_names, not_loaded_note};
-use crate::loaded::LoadedHistory;
-use crate::memory::Memory;
 use crate::tool;
 use crate::types::{
     ContentBlock, DecidedMessage, Decision, Message, Registry, RegistryError, SessionHistory, StepContext, StepError,
 };
 
 pub use self::history::CatalogHistory;
+pub use self::memory::{Memory, SteadyStep};
 
 use self::projection::project_catalog;
 use self::steady::already_current;
@@ -120,7 +121,7 @@ fn enter(
     if config.loaded_skills
         && let Some(revision) = projection.revision
     {
-        let notices = loaded_notices(memory, context, revision, session);
+        let notices = memory.loaded.notices(session, context.session, context.history_version, revision);
         if !notices.is_empty() {
             steady = None;
             entries.extend(notices.into_iter().map(Entry::added));
@@ -157,30 +158,6 @@ fn enter(
         entries.push(Entry::added(not_loaded_note(&not_loaded)));
     }
     Ok(entries)
-}
-
-/// The notices about loaded skills for a step on the complete snapshot of
-/// `revision` (none when its versions are not remembered: then the step was
-/// settled from a catalog remembered without them, which cannot happen
-/// under one configuration).
-fn loaded_notices(
-    memory: &mut Memory,
-    context: &StepContext,
-    revision: u64,
-    session: &impl SessionHistory,
-) -> Vec<Message> {
-    let Some(versions) = memory.versions(revision) else {
-        return Vec::new();
-    };
-    let history = match memory.loaded_history(context.session, context.history_version) {
-        Some(history) => history,
-        None => {
-            let history = std::rc::Rc::new(LoadedHistory::scan(session, context.session, memory));
-            memory.remember_loaded_history(context.session, context.history_version, std::rc::Rc::clone(&history));
-            history
-        }
-    };
-    history.notices(&versions)
 }
 
 #[cfg(test)]

@@ -6,12 +6,58 @@ use std::rc::Rc;
 
 use crate::catalog::{self, CatalogDigest, PLUGIN_NAME, Published, SKILL_CATALOG_KIND};
 use crate::catalog_update::{ShownCatalog, Update};
-use crate::memory::Memory;
+use crate::memory::{ByKey, BySession};
 use crate::types::{SessionHistory, SourceFilter};
 
 /// How many history references to read across the boundary at a time.
 /// Catalog messages are few, and the newest visible one is usually first.
 const HISTORY_PAGE: u32 = 16;
+
+/// How many message digests are kept before starting over.
+const DIGESTS: usize = 1 << 16;
+/// How many effective catalogs are kept before starting over.
+const SHOWN: usize = 16;
+/// How many sessions' history conclusions are kept before starting over.
+const HISTORIES: usize = 256;
+
+/// What a reused instance remembers of sessions' histories: the catalog
+/// digest (or "not a catalog") of each message read, keyed by the host's
+/// session key and the seq, since events never change; with updates, what
+/// the model sees of a catalog and its updates; and what the last scan of
+/// each session concluded, at the history version it was made at (equal
+/// versions mean an unchanged history). Bounded; forgetting only costs
+/// recomputation.
+#[derive(Debug)]
+pub struct HistoryMemory {
+    digests: ByKey<(u64, u64), Option<Published>, DIGESTS>,
+    /// By session, catalog seq and newest seq.
+    shown: ByKey<(u64, u64, u64), (Rc<ShownCatalog>, CatalogDigest), SHOWN>,
+    histories: BySession<CatalogHistory, HISTORIES>,
+}
+
+impl Default for HistoryMemory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HistoryMemory {
+    /// Remembers nothing yet.
+    pub const fn new() -> Self {
+        Self { digests: ByKey::new(), shown: ByKey::new(), histories: BySession::new() }
+    }
+
+    /// What the history of session `key` at history `version` says
+    /// (reused while its history is unchanged).
+    pub fn scanned(&mut self, session: &impl SessionHistory, key: u64, version: u64) -> CatalogHistory {
+        if let Some(history) = self.histories.get(key, version) {
+            return history.clone();
+        }
+        let history = CatalogHistory::scan(session, key, self);
+        self.histories.remember(key, version, history.clone());
+        history
+    }
+}
 
 /// What the session's history says about earlier catalogs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -52,7 +98,7 @@ impl CatalogHistory {
     /// catalogs that compaction hid. Updates count only on top of the
     /// complete catalog before them, all of it visible. A message's content
     /// is read (and its digest computed) once per instance.
-    pub fn scan(session: &impl SessionHistory, key: u64, memory: &mut Memory) -> Self {
+    pub fn scan(session: &impl SessionHistory, key: u64, memory: &mut HistoryMemory) -> Self {
         let filters = [
             SourceFilter { kind: "plugin".to_owned(), plugin: Some(PLUGIN_NAME.to_owned()) },
             SourceFilter { kind: SKILL_CATALOG_KIND.to_owned(), plugin: None },
@@ -63,11 +109,11 @@ impl CatalogHistory {
         let mut hidden_update = false;
         let mut hidden_newer = false;
         session.visit_newest_first(&filters, HISTORY_PAGE, |reference| {
-            let published = match memory.published(key, reference.seq) {
-                Some(known) => known,
+            let published = match memory.digests.get(&(key, reference.seq)) {
+                Some(known) => *known,
                 None => {
                     let published = session.get_user_message(reference.seq).and_then(|m| catalog::published(&m));
-                    memory.remember_published(key, reference.seq, published);
+                    memory.digests.remember((key, reference.seq), published);
                     published
                 }
             };
@@ -121,15 +167,15 @@ impl Visible {
         &self,
         session: &impl SessionHistory,
         key: u64,
-        memory: &mut Memory,
+        memory: &mut HistoryMemory,
     ) -> Option<(Rc<ShownCatalog>, CatalogDigest)> {
         let (base, updates) = match self {
             Self::Catalog { seq, .. } => (*seq, &[][..]),
             Self::Updated { base, updates } => (*base, &updates[..]),
         };
         let newest = updates.last().copied().unwrap_or(base);
-        if let Some(shown) = memory.shown(key, base, newest) {
-            return Some(shown);
+        if let Some(shown) = memory.shown.get(&(key, base, newest)) {
+            return Some(shown.clone());
         }
         let mut shown = ShownCatalog::of_published(&session.get_user_message(base)?)?;
         for &seq in updates {
@@ -137,7 +183,7 @@ impl Visible {
         }
         let digest = shown.digest();
         let shown = (Rc::new(shown), digest);
-        memory.remember_shown(key, base, newest, shown.clone());
+        memory.shown.remember((key, base, newest), shown.clone());
         Some(shown)
     }
 }

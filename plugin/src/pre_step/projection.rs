@@ -6,13 +6,13 @@ use std::rc::Rc;
 use crate::catalog::{self, Catalog};
 use crate::catalog_update::Update;
 use crate::config::{CatalogUpdates, Config};
-use crate::memory::{Memory, SteadyStep};
 use crate::types::{
     Message, Registry, RegistryError, SessionHistory, SnapshotAnswer, StepContext, StepError, ToolView,
 };
 
-use super::history::Visible;
-use super::{CatalogHistory, Entry};
+use super::Entry;
+use super::history::{HistoryMemory, Visible};
+use super::memory::{Memory, SteadyStep};
 
 /// What the projection saw, besides the messages it returns.
 #[derive(Debug, Clone, Copy, Default)]
@@ -56,14 +56,7 @@ pub(super) fn project_catalog(
         }
     };
     // 6. What the session already shows (reused while its history is unchanged).
-    let history = match memory.history(context.session, context.history_version) {
-        Some(history) => history,
-        None => {
-            let history = CatalogHistory::scan(session, context.session, memory);
-            memory.remember_history(context.session, context.history_version, history.clone());
-            history
-        }
-    };
+    let history = memory.history.scanned(session, context.session, context.history_version);
     // 7. A catalog another listener (or an earlier attempt) already proposed.
     // (Updates only with delta updates on: by default, step 7 is the reference's.)
     let delta = config.catalog_updates == CatalogUpdates::Delta;
@@ -73,12 +66,12 @@ pub(super) fn project_catalog(
     let mut projection =
         Projection { revision: revision.filter(|_| context.tool_view == ToolView::Visible), steady: None };
     // 8. The visible catalog is current: nothing to add, and drop a duplicate.
-    let shown = |memory: &mut Memory, visible: &Visible| visible.shown(session, context.session, memory);
+    let shown = |memory: &mut HistoryMemory, visible: &Visible| visible.shown(session, context.session, memory);
     let current = match &history.visible {
         None => false,
         Some(Visible::Catalog { digest, .. }) => *digest == catalog.digest,
         Some(visible @ Visible::Updated { .. }) => {
-            shown(memory, visible).is_some_and(|(_, seen)| seen == catalog.shown().1)
+            shown(&mut memory.history, visible).is_some_and(|(_, seen)| seen == catalog.shown().1)
         }
     };
     if current {
@@ -111,7 +104,7 @@ pub(super) fn project_catalog(
     } else {
         let replacement = catalog.replacement_message(config.user_invocation);
         let update = match &history.visible {
-            Some(visible) if delta && catalog.total() > 0 && visible.updatable() => shown(memory, visible)
+            Some(visible) if delta && catalog.total() > 0 && visible.updatable() => shown(&mut memory.history, visible)
                 // An update of an empty catalog would not take back its "no skills" line.
                 .filter(|(seen, _)| !seen.entries.is_empty())
                 .and_then(|(seen, _)| Update::between(&seen, &catalog.shown().0))
@@ -159,7 +152,9 @@ fn snapshot_catalog(
             let catalog = Rc::new(Catalog::for_config(&snapshot.skills, config));
             memory.remember_catalog(snapshot.revision, Rc::clone(&catalog));
             if config.loaded_skills {
-                memory.remember_versions(snapshot.revision, Rc::new(crate::loaded::versions_of(&snapshot.skills)));
+                memory
+                    .loaded
+                    .remember_versions(snapshot.revision, Rc::new(crate::loaded::versions_of(&snapshot.skills)));
             }
             Some((catalog, snapshot.revision))
         }

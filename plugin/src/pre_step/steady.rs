@@ -1,8 +1,9 @@
 //! The steady-step shortcut: a step settled from memory alone, with no
 //! call across the boundary.
 
-use crate::memory::{Memory, SteadyStep};
 use crate::types::{StepContext, ToolView};
+
+use super::memory::{Memory, SteadyStep};
 
 /// The steady step, decided from memory alone: the step is not aborted, the
 /// tool is visible, and an earlier step of this session at this history
