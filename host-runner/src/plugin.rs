@@ -170,9 +170,8 @@ impl Plugin {
 
     /// The `skill` tool's definition, as the plugin declares it.
     pub fn definition(&self) -> Result<ToolDefinition, HostError> {
-        let definition = self.sandbox.call("definition", CallContext::detached(), |store, plugin| {
-            plugin.call_definition(store)
-        })?;
+        let definition =
+            self.sandbox.call("definition", CallContext::detached(), |store, plugin| plugin.call_definition(store))?;
         let mut check = self.output_check("definition");
         check.text(|| "the name".to_owned(), &definition.name)?;
         check.text(|| "the description".to_owned(), &definition.description)?;
@@ -246,10 +245,7 @@ impl Plugin {
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
         let call = CallContext::registry_for(registry, cwd);
-        match self
-            .sandbox
-            .call("system-prompt", call, |store, plugin| plugin.call_system_prompt(store))?
-        {
+        match self.sandbox.call("system-prompt", call, |store, plugin| plugin.call_system_prompt(store))? {
             Ok(text) => {
                 self.output_check("system-prompt").text(|| "the system prompt".to_owned(), &text)?;
                 Ok(text)
@@ -278,9 +274,7 @@ impl Plugin {
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
         let call = CallContext::registry_for(registry, cwd);
-        let returned = self
-            .sandbox
-            .call("invoke", call, |store, plugin| plugin.call_invoke(store, arguments))?;
+        let returned = self.sandbox.call("invoke", call, |store, plugin| plugin.call_invoke(store, arguments))?;
         validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {
