@@ -311,7 +311,11 @@ impl LoadedHistory {
 fn notice(name: &str, state: &State) -> Message {
     let (notice, text) = match state {
         State::Changed { provider, body_digest } => (
-            SkillNotice::Changed { name: name.to_owned(), provider: provider.clone(), body_digest: body_digest.clone() },
+            SkillNotice::Changed {
+                name: name.to_owned(),
+                provider: provider.clone(),
+                body_digest: body_digest.clone(),
+            },
             changed_text(name),
         ),
         State::Gone => (SkillNotice::Gone { name: name.to_owned() }, gone_text(name)),
