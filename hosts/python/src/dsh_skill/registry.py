@@ -1,0 +1,326 @@
+"""The skill registry (spec §4.1): providers and runtime skills merged into
+one winning skill per name, complete snapshots cached per cwd, bodies loaded
+from the winning provider on every call.
+
+A provider is any object with ``name``, ``list(cwd) -> Listing`` (raising
+:class:`ProviderError` when it fails) and ``load(cwd, candidate) ->
+Definition | None``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from .names import is_skill_name
+
+#: How many complete snapshots are cached (one per cwd).
+DEFAULT_CACHE_CAPACITY = 128
+RUNTIME_PROVIDER = "runtime"
+RUNTIME_RANK = 250
+
+_revisions = itertools.count(1)
+_revision_lock = threading.Lock()
+
+
+def _next_revision() -> int:
+    # Unique in the process, whatever registry hands them out: a plugin
+    # instance serving several registries can trust equal revisions.
+    with _revision_lock:
+        return next(_revisions)
+
+
+def body_digest(body: str) -> str:
+    """``sha256:`` and the SHA-256 of the body's UTF-8 bytes in lowercase hex."""
+    return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class Invocation:
+    model_invocable: bool = True
+    user_invocable: bool = True
+
+
+@dataclass
+class ResourceBase:
+    """``kind`` is ``directory``, ``url`` or ``opaque``; ``value`` its path, URL or description."""
+
+    kind: str
+    value: str
+
+    def to_json(self) -> dict[str, str]:
+        key = {"directory": "path", "url": "url", "opaque": "description"}[self.kind]
+        return {"kind": self.kind, key: self.value}
+
+
+@dataclass
+class Candidate:
+    """One skill as a provider lists it."""
+
+    name: str
+    description: str
+    provider: str
+    source: str
+    invocation: Invocation = field(default_factory=Invocation)
+    when_to_use: str | None = None
+    resource_base: ResourceBase | None = None
+    rank: int = 100
+    path: str | None = None
+    body_digest: str | None = None
+
+
+@dataclass
+class Definition:
+    """A skill loaded from its provider: the candidate's fields as of the load, and its body."""
+
+    summary: Candidate
+    content: str
+
+
+@dataclass
+class Listing:
+    candidates: list[Candidate]
+    complete: bool = True
+
+
+class Provider(Protocol):
+    name: str
+
+    def list(self, cwd: str | None) -> Listing: ...
+
+    def load(self, cwd: str | None, candidate: Candidate) -> Definition | None: ...
+
+
+class ProviderError(Exception):
+    """A provider's failure, in its own words (the model sees ``Error: <message>``)."""
+
+
+class RegistryFailure(Exception):
+    """A registry call the tool cannot answer: a provider failed."""
+
+
+@dataclass
+class RuntimeSkill:
+    """A skill registered by the host itself, body included (spec §4.3)."""
+
+    name: str
+    description: str
+    content: str
+    invocation: Invocation = field(default_factory=Invocation)
+    when_to_use: str | None = None
+    source: str = RUNTIME_PROVIDER
+    provider: str = RUNTIME_PROVIDER
+    resource_base: ResourceBase | None = None
+
+    def problem(self) -> str | None:
+        if not is_skill_name(self.name):
+            return f'invalid skill name "{self.name}"'
+        if self.description == "":
+            return f'skill "{self.name}" requires a description'
+        return None
+
+    def candidate(self) -> Candidate:
+        return Candidate(
+            name=self.name,
+            description=self.description,
+            provider=self.provider,
+            source=self.source,
+            invocation=replace(self.invocation),
+            when_to_use=self.when_to_use,
+            resource_base=self.resource_base,
+            rank=RUNTIME_RANK,
+            body_digest=body_digest(self.content),
+        )
+
+
+@dataclass
+class Winner:
+    candidate: Candidate
+    provider: int | None  # the provider's index; None for a runtime skill
+
+
+@dataclass
+class Snapshot:
+    complete: bool
+    revision: int
+    skills: list[Winner]
+    warnings: list[str]
+    invalid_candidate: str | None
+
+    def find(self, name: str) -> Winner | None:
+        for winner in self.skills:
+            if winner.candidate.name == name:
+                return winner
+        return None
+
+
+def _candidate_problem(candidate: Candidate, provider: str) -> str | None:
+    if not is_skill_name(candidate.name):
+        return f'skill provider "{provider}" returned invalid skill name "{candidate.name}"'
+    if candidate.description == "":
+        return f'skill provider "{provider}" returned skill "{candidate.name}" without a description'
+    if candidate.provider != provider:
+        return f'skill provider "{provider}" returned skill "{candidate.name}" for provider "{candidate.provider}"'
+    return None
+
+
+def _definition_problem(definition: Definition) -> str | None:
+    summary = definition.summary
+    if not is_skill_name(summary.name):
+        return f'loaded skill has invalid name "{summary.name}"'
+    if summary.description == "":
+        return f'loaded skill "{summary.name}" requires a description'
+    return None
+
+
+class SkillRegistry:
+    """Providers in registration order, runtime skills, and the per-cwd cache of complete snapshots."""
+
+    def __init__(self, capacity: int = DEFAULT_CACHE_CAPACITY) -> None:
+        self._providers: list[Any] = []
+        self._runtime: list[RuntimeSkill] = []
+        self._generation = 0
+        self._cache: OrderedDict[str | None, Snapshot] = OrderedDict()
+        self._capacity = max(1, capacity)
+
+    def register_provider(self, provider: Any) -> None:
+        self._providers.append(provider)
+        self.invalidate()
+
+    def set_providers(self, providers: list[Any]) -> None:
+        """Replaces every provider."""
+        self._providers = list(providers)
+        self.invalidate()
+
+    def register_runtime(self, skill: RuntimeSkill) -> bool:
+        """Registers a runtime skill; the first registration of a name wins
+        (a later one returns False). Raises :class:`RegistryFailure` for an invalid skill."""
+        problem = skill.problem()
+        if problem is not None:
+            raise RegistryFailure(problem)
+        if any(existing.name == skill.name for existing in self._runtime):
+            return False
+        self._runtime.append(skill)
+        self.invalidate()
+        return True
+
+    def clear_runtime(self) -> None:
+        self._runtime = []
+        self.invalidate()
+
+    def invalidate(self) -> None:
+        """Drops every cached snapshot."""
+        self._generation += 1
+        self._cache.clear()
+
+    @property
+    def generation(self) -> int:
+        return self._generation
+
+    def snapshot(self, cwd: str | None) -> Snapshot:
+        """The cached complete snapshot for ``cwd``, or a fresh listing with a
+        new revision; one superseded by an invalidation is retried once, then
+        returned incomplete."""
+        attempt = 1
+        while True:
+            hit = self._cache.get(cwd)
+            if hit is not None:
+                return hit
+            generation = self._generation
+            fresh = self._collect(cwd)
+            fresh.revision = _next_revision()
+            if self._generation != generation:
+                if attempt < 2:
+                    attempt += 1
+                    continue
+                fresh.complete = False
+                return fresh
+            if fresh.complete:
+                if len(self._cache) >= self._capacity:
+                    self._cache.popitem(last=False)
+                self._cache[cwd] = fresh
+            return fresh
+
+    def cached_revision(self, cwd: str | None) -> int | None:
+        """The revision of the complete snapshot cached for ``cwd``, asking no provider."""
+        hit = self._cache.get(cwd)
+        return None if hit is None else hit.revision
+
+    def list(self, cwd: str | None) -> Snapshot:
+        """The winners for the tool's lookup; raises :class:`RegistryFailure` on an invalid candidate."""
+        snapshot = self.snapshot(cwd)
+        if snapshot.invalid_candidate is not None:
+            raise RegistryFailure(snapshot.invalid_candidate)
+        return snapshot
+
+    def get(self, cwd: str | None, name: str) -> Definition | None:
+        """The winning definition of ``name``, loaded afresh; None when nothing
+        has it, or when the load found another name (the registry is invalidated)."""
+        if not is_skill_name(name):
+            return None
+        winner = self.list(cwd).find(name)
+        if winner is None:
+            return None
+        definition: Definition | None
+        if winner.provider is None:
+            skill = next((s for s in self._runtime if s.name == name), None)
+            definition = None if skill is None else Definition(skill.candidate(), skill.content)
+        else:
+            if winner.provider >= len(self._providers):
+                return None
+            try:
+                definition = self._providers[winner.provider].load(cwd, winner.candidate)
+            except ProviderError as error:
+                raise RegistryFailure(str(error)) from error
+        if definition is None:
+            return None
+        problem = _definition_problem(definition)
+        if problem is not None:
+            raise RegistryFailure(problem)
+        if definition.summary.name != winner.candidate.name:
+            self.invalidate()
+            return None
+        return definition
+
+    def _collect(self, cwd: str | None) -> Snapshot:
+        complete = True
+        warnings: list[str] = []
+        invalid: str | None = None
+        # (rank, provider order, local order) decides duplicates; runtime skills
+        # come before every provider at equal rank, sorted by name.
+        ranked: list[tuple[int, int, int, Winner]] = []
+        for local, skill in enumerate(sorted(self._runtime, key=lambda s: s.name)):
+            ranked.append((RUNTIME_RANK, -1, local, Winner(skill.candidate(), None)))
+        for index, provider in enumerate(self._providers):
+            try:
+                listing = provider.list(cwd)
+            except ProviderError as error:
+                complete = False
+                warnings.append(f'skill provider "{provider.name}" skipped: {error}')
+                continue
+            problem = next(
+                (p for p in (_candidate_problem(c, provider.name) for c in listing.candidates) if p is not None), None
+            )
+            if problem is not None:
+                # One invalid candidate discredits the whole listing.
+                complete = False
+                warnings.append(problem)
+                invalid = invalid or problem
+                continue
+            complete = complete and listing.complete
+            for local, candidate in enumerate(listing.candidates):
+                ranked.append((candidate.rank, index, local, Winner(candidate, index)))
+        ranked.sort(key=lambda entry: entry[:3])
+        seen: set[str] = set()
+        skills: list[Winner] = []
+        for *_, winner in ranked:
+            if winner.candidate.name in seen:
+                continue
+            seen.add(winner.candidate.name)
+            skills.append(winner)
+        skills.sort(key=lambda w: w.candidate.name)
+        return Snapshot(complete, 0, skills, warnings, invalid)
