@@ -11,8 +11,17 @@
 //! than its share keeps its whole text, and each of the others is cut to
 //! the largest equal share. So a pinned skill is never left out while an
 //! unpinned one is listed.
+//!
+//! The summary tier (`catalogSummaries`) adds two raises before the share:
+//! a pinned skill whose whole line does not fit tries its first sentence
+//! before its shortest line; then the descriptions at their shortest are
+//! raised to their first sentence, cheapest first, while the next fits
+//! (which shows the most first sentences the budget allows); and only when
+//! every listed description shows at least its first sentence are those
+//! shown as one raised to whole, cheapest first. What still remains is
+//! shared equally, as above, by the descriptions left at their shortest.
 
-use skill_rules::COVERAGE_PREFIX;
+use skill_rules::{COVERAGE_PREFIX, first_sentence};
 
 use crate::description::ELLIPSIS;
 
@@ -36,6 +45,9 @@ pub struct Candidate<'a> {
 pub enum Shown {
     /// With its whole description.
     Whole,
+    /// With the first sentence of its description alone
+    /// ([`skill_rules::first_sentence`], `catalogSummaries`).
+    FirstSentence,
     /// With its description cut to at most this many escaped characters
     /// (at least 3, the `...`).
     Cut(usize),
@@ -50,8 +62,10 @@ pub struct Coverage {
     pub total: usize,
     /// Skills it lists.
     pub listed: usize,
-    /// Listed skills whose description is cut.
+    /// Listed skills whose description the budget cut.
     pub shortened: usize,
+    /// Listed skills shown with the first sentence of their description.
+    pub summarised: usize,
 }
 
 impl Coverage {
@@ -64,8 +78,11 @@ impl Coverage {
     /// `search`, it names the tool's `query` as the way to find left-out
     /// skills.
     pub fn line(&self, search: bool) -> String {
-        let Self { total, listed, shortened } = *self;
+        let Self { total, listed, shortened, summarised } = *self;
         let mut line = format!("{COVERAGE_PREFIX}{listed} of {total} {} listed", plural(total, "skill", "skills"));
+        if summarised > 0 {
+            line.push_str(&format!(", {summarised} with only {} first sentence", plural(summarised, "its", "their")));
+        }
         if shortened > 0 {
             line.push_str(&format!(
                 ", {shortened} with {}",
@@ -104,60 +121,133 @@ fn char_width(c: char) -> usize {
 
 /// Decides how each candidate is shown within `budget` characters of entry
 /// lines (the rule is in the module's documentation). `candidates` are in
-/// name order; the answer is in the same order.
-pub fn allocate(candidates: &[Candidate<'_>], budget: usize) -> (Vec<Shown>, Coverage) {
+/// name order; the answer is in the same order. With `summaries`
+/// (`catalogSummaries`), a description that does not fit whole is shown as
+/// its first sentence when that fits, before any is cut.
+pub fn allocate(candidates: &[Candidate<'_>], budget: usize, summaries: bool) -> (Vec<Shown>, Coverage) {
     let widths: Vec<usize> = candidates.iter().map(|candidate| escaped_width(candidate.description)).collect();
+    // Only the summary tier reads the first sentences.
+    let firsts: Vec<usize> = if summaries {
+        candidates.iter().map(|candidate| escaped_width(first_sentence(candidate.description))).collect()
+    } else {
+        Vec::new()
+    };
     let line = |index: usize, description: usize| candidates[index].name.chars().count() + LINE_FRAME + description;
-    let shortest = |index: usize| line(index, widths[index].min(ELLIPSIS.len()));
+    let shortest = |index: usize| widths[index].min(ELLIPSIS.len());
     let mut left = budget;
-    let mut listed = vec![false; candidates.len()];
-    // Pinned skills whose whole line fitted: they take no share below.
-    let mut whole = vec![false; candidates.len()];
-    let mut take = |index: usize, cost: usize, left: &mut usize| {
+    let mut tiers = vec![Tier::Out; candidates.len()];
+    let mut take = |index: usize, tier: Tier, width: usize, left: &mut usize| {
+        let cost = line(index, width);
         let fits = cost <= *left;
         if fits {
             *left -= cost;
-            listed[index] = true;
+            tiers[index] = tier;
         }
         fits
     };
     let mut pinned_left_out = false;
     for index in (0..candidates.len()).filter(|&index| candidates[index].pinned) {
-        if take(index, line(index, widths[index]), &mut left) {
-            whole[index] = true;
-        } else if !take(index, shortest(index), &mut left) {
-            pinned_left_out = true;
-        }
+        let summary = summaries && firsts[index] < widths[index];
+        let listed = take(index, Tier::Whole, widths[index], &mut left)
+            || (summary && take(index, Tier::First, firsts[index], &mut left))
+            || take(index, Tier::Shortest, shortest(index), &mut left);
+        pinned_left_out |= !listed;
     }
     // No unpinned skill is listed while a pinned one is left out.
     if !pinned_left_out {
         for index in (0..candidates.len()).filter(|&index| !candidates[index].pinned) {
-            take(index, shortest(index), &mut left);
+            take(index, Tier::Shortest, shortest(index), &mut left);
         }
     }
-    // What the listed descriptions not kept whole still want beyond their `...`.
+    // A description of 3 characters or less is whole at its shortest.
+    for (tier, &width) in tiers.iter_mut().zip(&widths) {
+        if *tier == Tier::Shortest && width <= ELLIPSIS.len() {
+            *tier = Tier::Whole;
+        }
+    }
+    if summaries {
+        raise_to_first_sentences(&mut tiers, &widths, &firsts, &mut left);
+        if !tiers.contains(&Tier::Shortest) {
+            raise_to_whole(&mut tiers, &widths, &firsts, &mut left);
+        }
+    }
+    // What the descriptions still at their shortest want beyond their `...`.
     let wants: Vec<usize> = (0..candidates.len())
-        .filter(|&index| listed[index] && !whole[index])
-        .map(|index| widths[index].saturating_sub(ELLIPSIS.len()))
+        .filter(|&index| tiers[index] == Tier::Shortest)
+        .map(|index| widths[index] - ELLIPSIS.len())
         .collect();
-    let extra = equal_share(wants, left);
+    let share = ELLIPSIS.len().saturating_add(equal_share(wants, left));
     let mut coverage = Coverage { total: candidates.len(), ..Coverage::default() };
-    let shown = (0..candidates.len())
-        .map(|index| {
-            if !listed[index] {
-                return Shown::LeftOut;
+    let shown = tiers
+        .iter()
+        .zip(&widths)
+        .map(|(tier, &width)| {
+            if *tier != Tier::Out {
+                coverage.listed += 1;
             }
-            coverage.listed += 1;
-            let share = ELLIPSIS.len().saturating_add(extra);
-            if whole[index] || widths[index] <= share {
-                Shown::Whole
-            } else {
-                coverage.shortened += 1;
-                Shown::Cut(share)
+            match tier {
+                Tier::Out => Shown::LeftOut,
+                Tier::Whole => Shown::Whole,
+                Tier::First => {
+                    coverage.summarised += 1;
+                    Shown::FirstSentence
+                }
+                Tier::Shortest if width <= share => Shown::Whole,
+                Tier::Shortest => {
+                    coverage.shortened += 1;
+                    Shown::Cut(share)
+                }
             }
         })
         .collect();
     (shown, coverage)
+}
+
+/// Where a candidate stands while the budget is shared out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    /// Not listed (yet).
+    Out,
+    /// Listed with at most `...` for a description, to be cut to the equal share.
+    Shortest,
+    /// Listed with its first sentence, shorter than its description.
+    First,
+    /// Listed with its whole description.
+    Whole,
+}
+
+/// The summary tier's first raise: each description still at its shortest
+/// is raised to its first sentence (its whole, when that is all of it),
+/// cheapest raise first, ties in name order, while the next raise fits.
+/// Sorting by cost makes the number raised the most the budget allows.
+fn raise_to_first_sentences(tiers: &mut [Tier], widths: &[usize], firsts: &[usize], left: &mut usize) {
+    let mut order: Vec<usize> = (0..tiers.len()).filter(|&index| tiers[index] == Tier::Shortest).collect();
+    // A first sentence shorter than `...` costs less than the line listed.
+    order.sort_by_key(|&index| firsts[index].saturating_sub(ELLIPSIS.len()));
+    for index in order {
+        let raise = firsts[index].saturating_sub(ELLIPSIS.len());
+        if raise > *left {
+            break;
+        }
+        *left = *left - raise + ELLIPSIS.len().saturating_sub(firsts[index]);
+        tiers[index] = if firsts[index] < widths[index] { Tier::First } else { Tier::Whole };
+    }
+}
+
+/// The summary tier's second raise, once every listed description shows at
+/// least its first sentence: each shown as its first sentence is raised to
+/// its whole, cheapest raise first, ties in name order, while the next fits.
+fn raise_to_whole(tiers: &mut [Tier], widths: &[usize], firsts: &[usize], left: &mut usize) {
+    let mut order: Vec<usize> = (0..tiers.len()).filter(|&index| tiers[index] == Tier::First).collect();
+    order.sort_by_key(|&index| widths[index] - firsts[index]);
+    for index in order {
+        let raise = widths[index] - firsts[index];
+        if raise > *left {
+            break;
+        }
+        *left -= raise;
+        tiers[index] = Tier::Whole;
+    }
 }
 
 /// The largest `share` with `Σ min(want, share) ≤ pool` (`usize::MAX` when
@@ -198,102 +288,4 @@ pub fn cut(description: &str, width: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn candidate<'a>(name: &'a str, description: &'a str) -> Candidate<'a> {
-        Candidate { name, description, pinned: false }
-    }
-
-    #[test]
-    fn everything_fits_whole_when_the_budget_allows() {
-        let candidates = [candidate("a", "One."), candidate("b", "Two.")];
-        // `- `a`: One.\n` is 12 characters.
-        let (shown, coverage) = allocate(&candidates, 24);
-        assert_eq!(shown, [Shown::Whole, Shown::Whole]);
-        assert_eq!(coverage, Coverage { total: 2, listed: 2, shortened: 0 });
-    }
-
-    #[test]
-    fn short_descriptions_keep_their_text_and_long_ones_share_equally() {
-        let long = "x".repeat(100);
-        let candidates = [candidate("a", "Hi."), candidate("b", &long), candidate("c", &long)];
-        // Frames: 8 each (24); "Hi." 3; then 33 left for two: 16 each.
-        let (shown, coverage) = allocate(&candidates, 24 + 3 + 33);
-        assert_eq!(shown, [Shown::Whole, Shown::Cut(16), Shown::Cut(16)]);
-        assert_eq!(coverage, Coverage { total: 3, listed: 3, shortened: 2 });
-    }
-
-    #[test]
-    fn when_names_do_not_fit_pinned_come_first_then_name_order() {
-        let candidates = [
-            candidate("a", "One more."),
-            candidate("b", "Two."),
-            Candidate { name: "c", description: "Three.", pinned: true },
-        ];
-        // c whole: 8 + 6 = 14; then a with `...`: 11; b (11) does not fit
-        // in the 2 left, which a's description takes.
-        let (shown, coverage) = allocate(&candidates, 14 + 11 + 2);
-        assert_eq!(shown, [Shown::Cut(5), Shown::LeftOut, Shown::Whole]);
-        assert_eq!(coverage, Coverage { total: 3, listed: 2, shortened: 1 });
-        assert_eq!(coverage.left_out(), 1);
-    }
-
-    #[test]
-    fn a_pinned_skill_longer_than_the_budget_is_cut_like_the_others_not_dropped() {
-        let long = "x".repeat(100);
-        let candidates = [candidate("a", "One."), Candidate { name: "p", description: &long, pinned: true }];
-        // p whole is 108 characters: cut, it takes 11 (`- `p`: ...\n`), a
-        // 11 too; the 18 left give a its 1 more and p the other 17.
-        let (shown, coverage) = allocate(&candidates, 40);
-        assert_eq!(shown, [Shown::Whole, Shown::Cut(20)]);
-        assert_eq!(coverage, Coverage { total: 2, listed: 2, shortened: 1 });
-        assert_eq!(cut(&long, 20).len() + "- `p`: \n".len() + "- `a`: One.\n".len(), 40);
-    }
-
-    #[test]
-    fn no_unpinned_skill_is_listed_while_a_pinned_one_is_left_out() {
-        let candidates =
-            [candidate("a", "One."), Candidate { name: "long-pinned-name", description: "Pinned.", pinned: true }];
-        // The pinned name alone takes 26; `a` would fit in 15, but not after it.
-        let (shown, coverage) = allocate(&candidates, 15);
-        assert_eq!(shown, [Shown::LeftOut, Shown::LeftOut]);
-        assert_eq!(coverage, Coverage { total: 2, listed: 0, shortened: 0 });
-    }
-
-    #[test]
-    fn a_cut_counts_escaped_characters_and_keeps_whole_characters() {
-        assert_eq!(cut("abcdefgh", 6), "abc...");
-        assert_eq!(cut("ab cdefgh", 6), "ab...");
-        assert_eq!(cut("a<bc", 7), "a...");
-        assert_eq!(cut("a<bc", 8), "a<...");
-        assert_eq!(cut("😀😀😀😀", 5), "😀😀...");
-        assert_eq!(escaped_width("a&<>"), 1 + 5 + 4 + 4);
-    }
-
-    #[test]
-    fn the_coverage_line_is_exact() {
-        let all = Coverage { total: 12, listed: 12, shortened: 0 };
-        assert_eq!(all.line(false), "Catalog coverage: 12 of 12 skills listed.");
-        let one = Coverage { total: 1, listed: 1, shortened: 1 };
-        assert_eq!(one.line(true), "Catalog coverage: 1 of 1 skill listed, 1 with a shortened description.");
-        let some = Coverage { total: 340, listed: 120, shortened: 80 };
-        assert_eq!(
-            some.line(false),
-            "Catalog coverage: 120 of 340 skills listed, 80 with shortened descriptions; 220 left out, still loaded by exact name."
-        );
-        assert_eq!(
-            some.line(true),
-            "Catalog coverage: 120 of 340 skills listed, 80 with shortened descriptions; 220 left out, still loaded by exact name or found with the `skill` tool's `query`."
-        );
-    }
-
-    #[test]
-    fn the_equal_share_is_the_largest_that_fits() {
-        assert_eq!(equal_share(vec![10, 10], 20), usize::MAX);
-        assert_eq!(equal_share(vec![10, 10], 19), 9);
-        assert_eq!(equal_share(vec![2, 10, 10], 12), 5);
-        assert_eq!(equal_share(vec![], 0), usize::MAX);
-        assert_eq!(equal_share(vec![usize::MAX, usize::MAX], 7), 3);
-    }
-}
+mod tests;

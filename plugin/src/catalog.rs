@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 use crate::budget::{self, Candidate, Shown};
 use crate::catalog_update::ShownCatalog;
 use crate::config::Config;
-use crate::description::{catalog_description, catalog_description_utf16};
+use crate::description::{ELLIPSIS, catalog_description, catalog_description_utf16};
 use crate::escape;
 use crate::types::{ContentBlock, Message, SkillSummary};
 
@@ -131,28 +131,42 @@ impl Catalog {
     }
 
     /// Builds the catalog `config` asks for: [`Catalog::build`] without the
-    /// options of docs/spec.md §3.13; with them, excluded skills left out
-    /// and, under a budget, the entries chosen and cut to fit, followed by
-    /// the coverage line.
+    /// options of docs/spec.md §3.13; with them, excluded skills left out,
+    /// name-only ones listed as `` - `name`: ... `` and, under a budget, the
+    /// entries chosen and cut to fit, followed by the coverage line.
     pub fn for_config<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, config: &Config) -> Self {
         let max_length = config.catalog_description_max_length;
         let form = config.catalog_form;
         let eligible =
             skills.into_iter().filter(|skill| skill.invocation.model_invocable && !config.excludes(&skill.name));
+        // A name-only skill's description is `...` whatever it says: the
+        // budget's shortest line, which no step below lengthens.
+        let described = eligible.map(|skill| {
+            let description = if config.names_only(&skill.name) {
+                ELLIPSIS.to_owned()
+            } else {
+                capped(&skill.description, max_length, form)
+            };
+            (skill.name.as_str(), description)
+        });
         let Some(budget) = config.catalog_budget else {
-            return Self::whole(eligible, max_length, form);
+            let mut writer = CatalogWriter::new(form);
+            for (name, description) in described {
+                writer.push(name, &description);
+            }
+            return writer.finish(None);
         };
         let mut writer = CatalogWriter::new(form);
-        let described: Vec<(&str, String)> =
-            eligible.map(|skill| (skill.name.as_str(), capped(&skill.description, max_length, form))).collect();
+        let described: Vec<(&str, String)> = described.collect();
         let candidates: Vec<Candidate<'_>> = described
             .iter()
             .map(|(name, description)| Candidate { name, description, pinned: config.pins(name) })
             .collect();
-        let (shown, coverage) = budget::allocate(&candidates, budget);
+        let (shown, coverage) = budget::allocate(&candidates, budget, config.catalog_summaries);
         for ((name, description), shown) in described.iter().zip(shown) {
             match shown {
                 Shown::Whole => writer.push(name, description),
+                Shown::FirstSentence => writer.push(name, skill_rules::first_sentence(description)),
                 Shown::Cut(width) => writer.push(name, &budget::cut(description, width)),
                 Shown::LeftOut => writer.skip(name),
             }

@@ -35,6 +35,16 @@ pub const PINNED_ERROR: &str = "tool-skill: catalogPinned must be an array of at
 /// The exact error for a bad `catalogExclude` (docs/spec.md §3.13).
 pub const EXCLUDE_ERROR: &str = r#"tool-skill: catalogExclude must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#;
 
+/// The exact error for a bad `catalogSummaries` (docs/spec.md §3.13).
+pub const SUMMARIES_ERROR: &str = "tool-skill: catalogSummaries must be a boolean";
+
+/// The exact error for a bad `catalogNameOnly` (docs/spec.md §3.13).
+pub const NAME_ONLY_ERROR: &str = r#"tool-skill: catalogNameOnly must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#;
+
+/// The exact error for a bad `userOnly` (docs/spec.md §3.13).
+pub const USER_ONLY_ERROR: &str =
+    r#"tool-skill: userOnly must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#;
+
 /// The exact error for a bad `catalogUpdates` (docs/spec.md §3.13).
 pub const UPDATES_ERROR: &str = r#"tool-skill: catalogUpdates must be "full" or "delta""#;
 
@@ -42,7 +52,7 @@ pub const UPDATES_ERROR: &str = r#"tool-skill: catalogUpdates must be "full" or 
 pub const DELTA_FORM_ERROR: &str = r#"tool-skill: catalogUpdates "delta" needs catalogSource "plugin""#;
 
 /// The configuration keys, as the unknown-key error lists them.
-const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogPinned, catalogExclude, catalogUpdates, skillSearch";
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch";
 
 /// How a catalog change reaches the model (`catalogUpdates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,11 +85,19 @@ pub struct Config {
     pub catalog_form: CatalogForm,
     /// Opt-in: the most characters the catalog's entry lines take together.
     pub catalog_budget: Option<usize>,
+    /// Opt-in, under a budget: a description that does not fit whole is
+    /// shown as its first sentence when that fits, before any is cut.
+    pub catalog_summaries: bool,
     /// Skills listed first under a budget, never shortened (sorted, unique).
     pub catalog_pinned: Vec<String>,
     /// Names and patterns of skills the catalog leaves out, compiled once
     /// for the configuration's lifetime.
     pub catalog_exclude: SkillPatterns,
+    /// Names and patterns of skills the catalog lists by name alone.
+    pub catalog_name_only: SkillPatterns,
+    /// Names and patterns of skills treated as `disable-model-invocation:
+    /// true`: out of the catalog, refused by the tool, invocable by a user.
+    pub user_only: SkillPatterns,
     /// How catalog changes are published.
     pub catalog_updates: CatalogUpdates,
     /// Opt-in: the tool also takes a `query` and returns matching skills.
@@ -101,8 +119,11 @@ impl Config {
         skill_body_max_length: None,
         catalog_form: CatalogForm::Plugin,
         catalog_budget: None,
+        catalog_summaries: false,
         catalog_pinned: Vec::new(),
         catalog_exclude: SkillPatterns::EMPTY,
+        catalog_name_only: SkillPatterns::EMPTY,
+        user_only: SkillPatterns::EMPTY,
         catalog_updates: CatalogUpdates::Full,
         skill_search: false,
     };
@@ -110,6 +131,16 @@ impl Config {
     /// Whether `catalogExclude` leaves the skill `name` out of the catalog.
     pub fn excludes(&self, name: &str) -> bool {
         self.catalog_exclude.matches(name)
+    }
+
+    /// Whether `catalogNameOnly` lists the skill `name` by its name alone.
+    pub fn names_only(&self, name: &str) -> bool {
+        self.catalog_name_only.matches(name)
+    }
+
+    /// Whether `userOnly` keeps the skill `name` from the model.
+    pub fn user_only(&self, name: &str) -> bool {
+        self.user_only.matches(name)
     }
 
     /// Whether `catalogPinned` names the skill `name`.
@@ -165,6 +196,11 @@ impl Config {
                             Some(integer_at_least(value, 1).ok_or_else(|| BUDGET_ERROR.to_owned())?);
                     }
                 }
+                "catalogSummaries" => match value {
+                    Value::Null => {}
+                    Value::Bool(enabled) => config.catalog_summaries = *enabled,
+                    _ => return Err(SUMMARIES_ERROR.to_owned()),
+                },
                 "catalogPinned" => {
                     let names = strings(value, skill_rules::is_skill_name).ok_or_else(|| PINNED_ERROR.to_owned())?;
                     config.catalog_pinned = names;
@@ -174,6 +210,16 @@ impl Config {
                 "catalogExclude" => {
                     config.catalog_exclude = SkillPatterns::new(
                         strings(value, skill_rules::is_skill_pattern).ok_or_else(|| EXCLUDE_ERROR.to_owned())?,
+                    );
+                }
+                "catalogNameOnly" => {
+                    config.catalog_name_only = SkillPatterns::new(
+                        strings(value, skill_rules::is_skill_pattern).ok_or_else(|| NAME_ONLY_ERROR.to_owned())?,
+                    );
+                }
+                "userOnly" => {
+                    config.user_only = SkillPatterns::new(
+                        strings(value, skill_rules::is_skill_pattern).ok_or_else(|| USER_ONLY_ERROR.to_owned())?,
                     );
                 }
                 "catalogUpdates" => match value {
@@ -276,7 +322,7 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogPinned, catalogExclude, catalogUpdates, skillSearch)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch)".to_owned())
         );
     }
 
@@ -366,6 +412,40 @@ mod tests {
             refused(r#"{"catalogUpdates":"delta","catalogSource":"skill-catalog"}"#),
             r#"tool-skill: catalogUpdates "delta" needs catalogSource "plugin""#
         );
+    }
+
+    #[test]
+    fn summaries_name_only_and_user_only_are_off_by_default_and_checked_with_exact_errors() {
+        let defaults = Config::parse("{}").unwrap();
+        assert!(!defaults.catalog_summaries && defaults.catalog_name_only.is_empty() && defaults.user_only.is_empty());
+        let on = Config::parse(
+            r#"{"catalogSummaries":true,"catalogNameOnly":["legacy-*"],"userOnly":["deploy-prod","release-?"]}"#,
+        )
+        .unwrap();
+        assert!(on.catalog_summaries);
+        assert!(on.names_only("legacy-tool") && !on.names_only("legacy"));
+        assert!(on.user_only("deploy-prod") && on.user_only("release-x") && !on.user_only("release-xy"));
+        let nulls = Config::parse(r#"{"catalogSummaries":null,"catalogNameOnly":null,"userOnly":null}"#).unwrap();
+        assert_eq!(nulls, defaults);
+        let refused = |json: &str| Config::parse(json).unwrap_err();
+        for bad in ["1", "\"true\"", "[]"] {
+            assert_eq!(
+                refused(&format!(r#"{{"catalogSummaries":{bad}}}"#)),
+                "tool-skill: catalogSummaries must be a boolean"
+            );
+        }
+        for bad in [r#""a""#, r#"["a/b"]"#, r#"[""]"#, r#"["Draft-*"]"#, "[1]", "{}"] {
+            assert_eq!(
+                refused(&format!(r#"{{"catalogNameOnly":{bad}}}"#)),
+                r#"tool-skill: catalogNameOnly must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#
+            );
+            assert_eq!(
+                refused(&format!(r#"{{"userOnly":{bad}}}"#)),
+                r#"tool-skill: userOnly must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#
+            );
+        }
+        let too_many = format!(r#"{{"userOnly":[{}]}}"#, vec![r#""a""#; 1025].join(","));
+        assert!(refused(&too_many).starts_with("tool-skill: userOnly must be"));
     }
 
     #[test]

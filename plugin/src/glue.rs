@@ -111,7 +111,7 @@ impl Guest for Exports {
     }
 
     fn system_prompt() -> Result<String, api::StepError> {
-        crate::pi::system_prompt_for(&HostRegistry).map_err(step_error)
+        STATE.with(|state| crate::pi::system_prompt_for(&state.borrow().config, &HostRegistry)).map_err(step_error)
     }
 
     fn expand(text: String) -> Result<String, api::StepError> {

@@ -31,6 +31,7 @@ pub mod pre_step;
 pub mod search;
 pub mod tool;
 pub mod types;
+pub mod user_only;
 
 #[cfg(target_family = "wasm")]
 mod glue;

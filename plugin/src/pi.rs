@@ -3,7 +3,9 @@
 //! model's ordinary read tool, and the `/skill:NAME` command that expands a
 //! skill's body into the user's message.
 
+use crate::config::Config;
 use crate::types::{Registry, RegistryError, SkillDefinition, SkillSummary, SnapshotAnswer, StepError};
+use crate::user_only::UserOnly;
 
 const PREAMBLE: &str = "\n\nThe following skills provide specialized instructions for specific tasks.\nUse the read tool to load a skill's file when the task matches its description.\nWhen a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.\n\n<available_skills>";
 const COMMAND: &str = "/skill:";
@@ -69,9 +71,10 @@ pub fn expansion(skill: &SkillDefinition, path: &str, arguments: &str) -> String
     text
 }
 
-/// The `system-prompt` export: the block for the current skills.
-pub fn system_prompt_for(registry: &impl Registry) -> Result<String, StepError> {
-    match registry.snapshot(None) {
+/// The `system-prompt` export: the block for the current skills, a
+/// `userOnly` skill left out as one the model may not invoke.
+pub fn system_prompt_for(config: &Config, registry: &impl Registry) -> Result<String, StepError> {
+    match UserOnly::new(registry, &config.user_only).snapshot(None) {
         Ok(SnapshotAnswer::Changed(snapshot)) => Ok(system_prompt(&snapshot.skills)),
         // Asked for no known revision, `Unchanged` cannot be meant: nothing to show.
         Ok(SnapshotAnswer::Unchanged) | Err(RegistryError::Failed(_)) => Ok(String::new()),

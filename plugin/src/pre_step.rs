@@ -19,6 +19,7 @@ use crate::tool;
 use crate::types::{
     ContentBlock, DecidedMessage, Decision, Message, Registry, RegistryError, SessionHistory, StepContext, StepError,
 };
+use crate::user_only::UserOnly;
 
 pub use self::history::CatalogHistory;
 pub use self::memory::{Memory, SteadyStep};
@@ -61,6 +62,8 @@ fn decide(
     session: &impl SessionHistory,
 ) -> Result<Option<Vec<DecidedMessage>>, StepError> {
     let count = proposed.len();
+    // Every question about a skill's policy is answered with `userOnly` applied.
+    let registry = &UserOnly::new(registry, &config.user_only);
     let entries = enter(config, memory, context, proposed, registry, session)?;
     let unchanged = entries.len() == count
         && entries.iter().enumerate().all(|(index, entry)| entry.proposed.is_some_and(|kept| kept as usize == index));

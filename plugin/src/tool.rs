@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::escape;
 use crate::search::{self, Matches};
 use crate::types::{LoadedSkill, Registry, RegistryError, ResourceBase, SkillDefinition};
+use crate::user_only::UserOnly;
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -104,6 +105,8 @@ impl From<RegistryError> for ToolError {
 /// `skillBodyMaxLength` when set, and with `loadedSkills` which body it
 /// returned, for the host to record.
 pub fn invoke_with(config: &Config, registry: &impl Registry, arguments: &str) -> Result<ToolReturn, ToolError> {
+    // A `userOnly` skill is refused and not found, as one the model may not invoke.
+    let registry = &UserOnly::new(registry, &config.user_only);
     let name = if config.skill_search {
         match call_argument(arguments)? {
             Call::Load(name) => name,

@@ -99,6 +99,29 @@ pub fn normalise_description(raw: &str) -> String {
     normalized
 }
 
+/// The first sentence of a description that is already normalised (and
+/// capped), as `catalogSummaries` shows it (docs/spec.md §3.13): its
+/// shortest prefix ending with `.`, `!` or `?` that is the description's
+/// last character or is followed by a space and then a character that is
+/// not a lowercase letter (so `e.g. the` and `i.e. a` run on); the whole
+/// description when there is no such prefix.
+pub fn first_sentence(description: &str) -> &str {
+    for (index, c) in description.char_indices() {
+        if !matches!(c, '.' | '!' | '?') {
+            continue;
+        }
+        let end = index + c.len_utf8();
+        let rest = &description[end..];
+        let mut after = rest.chars();
+        match (after.next(), after.next()) {
+            (None, _) => return description,
+            (Some(' '), Some(next)) if !next.is_lowercase() => return &description[..end],
+            _ => {}
+        }
+    }
+    description
+}
+
 /// The `form` of a catalog update's source (with `catalogUpdates: "delta"`,
 /// docs/spec.md §3.13): `{"kind":"plugin","plugin":"dsh-tool-skill",
 /// "form":"catalog-update","removed":[names]}`. An update changes the
@@ -310,6 +333,26 @@ mod tests {
             assert!(!is_skill_pattern(pattern), "{pattern}");
         }
         assert!(!is_skill_pattern(&"a".repeat(MAX_PATTERN_LENGTH + 1)));
+    }
+
+    #[test]
+    fn a_first_sentence_ends_at_a_stop_before_a_space_and_no_lowercase_letter() {
+        for (description, first) in [
+            ("Fill PDF forms. Use when asked.", "Fill PDF forms."),
+            ("Deploy! Then check.", "Deploy!"),
+            ("Why? 2 reasons.", "Why?"),
+            ("Use e.g. the CLI. Then more.", "Use e.g. the CLI."),
+            ("Version 1.2 ships. Next.", "Version 1.2 ships."),
+            ("No stop at all", "No stop at all"),
+            ("One sentence.", "One sentence."),
+            ("Wait... Then go.", "Wait..."),
+            ("Cut by the cap...", "Cut by the cap..."),
+            ("Résumé. Émigré.", "Résumé."),
+            ("Spaced . Out", "Spaced ."),
+            ("", ""),
+        ] {
+            assert_eq!(first_sentence(description), first, "{description}");
+        }
     }
 
     #[test]

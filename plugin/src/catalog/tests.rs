@@ -248,13 +248,80 @@ fn the_skill_catalog_form_records_the_coverage_line_in_its_source() {
     assert_eq!(published_digest(&message), Some(catalog.digest));
 }
 
+#[test]
+fn name_only_skills_are_listed_as_their_name_with_or_without_a_budget() {
+    let skills = [skill("legacy-a", "Old <tool>.", true), skill("new", "Fresh.", true), skill("x", "X.", true)];
+    let config = budgeted(r#"{"catalogNameOnly":["legacy-*","x"]}"#);
+    let catalog = Catalog::for_config(&skills, &config);
+    assert_eq!(catalog.body, "- `legacy-a`: ...\n- `new`: Fresh.\n- `x`: ...\n");
+    // Under a budget the line is never lengthened, nor counted as shortened.
+    let config = budgeted(r#"{"catalogNameOnly":["legacy-*"],"catalogBudget":1000,"catalogSource":"skill-catalog"}"#);
+    let catalog = Catalog::for_config(&skills, &config);
+    assert_eq!(
+        catalog.body,
+        "- `legacy-a`: ...\n- `new`: Fresh.\n- `x`: X.\nCatalog coverage: 3 of 3 skills listed.\n"
+    );
+    assert!(catalog.initial_message(false).source.contains(r#"{"name":"legacy-a","description":"..."}"#));
+}
+
+#[test]
+fn summaries_show_first_sentences_and_the_coverage_line_counts_them() {
+    let skills = [
+        skill("alpha", "Short.", true),
+        skill("beta", "Drafts release notes. Use when a tag is cut, e.g. before publishing <notes>.", true),
+        skill("gamma", "Reviews pull requests. Use when asked for a review of a diff or a branch.", true),
+    ];
+    // Frames 12 + 11 + 12 = 35; "Short." 6; the first sentences 21 and 22.
+    let config = budgeted(r#"{"catalogBudget":84,"catalogSummaries":true}"#);
+    let catalog = Catalog::for_config(&skills, &config);
+    assert_eq!(
+        catalog.body,
+        "- `alpha`: Short.\n- `beta`: Drafts release notes.\n- `gamma`: Reviews pull requests.\nCatalog coverage: 3 of 3 skills listed, 2 with only their first sentence.\n"
+    );
+    // Without the key, the same budget shares equally.
+    let shared = Catalog::for_config(&skills, &budgeted(r#"{"catalogBudget":84}"#));
+    assert_eq!(
+        shared.body,
+        "- `alpha`: Short.\n- `beta`: Drafts release not...\n- `gamma`: Reviews pull reque...\nCatalog coverage: 3 of 3 skills listed, 2 with shortened descriptions.\n"
+    );
+}
+
+#[test]
+fn user_only_skills_are_out_of_the_catalog_through_the_registry_view() {
+    use crate::types::{Registry, RegistryError, SkillDefinition, Snapshot, SnapshotAnswer};
+    use crate::user_only::UserOnly;
+    struct Listing(Vec<SkillSummary>);
+    impl Registry for Listing {
+        fn snapshot(&self, _: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
+            Ok(SnapshotAnswer::Changed(Snapshot { complete: true, revision: 1, skills: self.0.clone() }))
+        }
+        fn list(&self, _: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
+            Ok(self.0.clone())
+        }
+        fn get(&self, _: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+            Ok(None)
+        }
+    }
+    let registry = Listing(vec![skill("deploy-prod", "Ship.", true), skill("review", "Review.", true)]);
+    let config = budgeted(r#"{"userOnly":["deploy-*"],"catalogBudget":1000}"#);
+    let Ok(SnapshotAnswer::Changed(snapshot)) = UserOnly::new(&registry, &config.user_only).snapshot(None) else {
+        panic!()
+    };
+    // Exactly as `disable-model-invocation: true`: not listed, not counted.
+    let catalog = Catalog::for_config(&snapshot.skills, &config);
+    let declared = [skill("deploy-prod", "Ship.", false), skill("review", "Review.", true)];
+    assert_eq!(catalog, Catalog::for_config(&declared, &budgeted(r#"{"catalogBudget":1000}"#)));
+    assert_eq!(catalog.body, "- `review`: Review.\nCatalog coverage: 1 of 1 skill listed.\n");
+}
+
 mod budget_properties {
     use proptest::prelude::*;
 
     use super::*;
 
     fn skills() -> impl Strategy<Value = Vec<SkillSummary>> {
-        let description = prop::string::string_regex("[a-z <>&😀é\t]{0,80}").unwrap();
+        // Stops and capitals, so that first sentences end before the whole.
+        let description = prop::string::string_regex("[a-zA-Z .!?<>&😀é\t]{0,80}").unwrap();
         prop::collection::btree_map("[a-z]{1,12}(-[a-z0-9]{1,6})?", (description, prop::bool::weighted(0.9)), 0..40)
             .prop_map(|skills| {
                 skills
@@ -271,15 +338,23 @@ mod budget_properties {
             budget in 1usize..3000,
             max_length in 3usize..120,
             pin_mask in any::<u64>(),
+            name_only_mask in any::<u64>(),
+            summaries in any::<bool>(),
         ) {
             let pinned: Vec<String> = skills.iter().enumerate()
                 .filter(|(index, skill)| skill.invocation.model_invocable && pin_mask >> (index % 64) & 1 == 1 && index % 3 == 0)
+                .map(|(_, skill)| skill.name.clone())
+                .collect();
+            let name_only: Vec<String> = skills.iter().enumerate()
+                .filter(|(index, _)| name_only_mask >> (index % 64) & 1 == 1 && index % 4 == 1)
                 .map(|(_, skill)| skill.name.clone())
                 .collect();
             let config = Config {
                 catalog_budget: Some(budget),
                 catalog_description_max_length: max_length,
                 catalog_pinned: pinned.clone(),
+                catalog_name_only: skill_rules::SkillPatterns::new(name_only.clone()),
+                catalog_summaries: summaries,
                 ..Config::default()
             };
             let catalog = Catalog::for_config(&skills, &config);
@@ -289,26 +364,68 @@ mod budget_properties {
             let used: usize = entries.iter().map(|line| line.chars().count() + 1).sum();
             prop_assert!(used <= budget, "{used} > {budget}");
             prop_assert_eq!(entries.len(), catalog.len);
-            let whole_line = |name: &str| {
+            let description = |name: &str| {
                 let skill = skills.iter().find(|skill| skill.name == name).unwrap();
-                format!("- `{name}`: {}", escape::text(&catalog_description(&skill.description, max_length)))
+                if name_only.iter().any(|only| only == name) {
+                    "...".to_owned()
+                } else {
+                    catalog_description(&skill.description, max_length)
+                }
             };
+            let line_of = |name: &str, shown: &str| format!("- `{name}`: {}", escape::text(shown));
+            let whole_line = |name: &str| line_of(name, &description(name));
+            let first_line = |name: &str| line_of(name, skill_rules::first_sentence(&description(name)));
             let pinned_cost: usize = pinned.iter().map(|name| whole_line(name).chars().count() + 1).sum();
             if pinned_cost <= budget {
                 for name in &pinned {
                     prop_assert!(entries.contains(&whole_line(name).as_str()), "{name} missing whole");
                 }
             }
+            // No skill is left out while the names fit (pinned ones at their whole line).
+            let eligible: Vec<&SkillSummary> = skills.iter().filter(|skill| skill.invocation.model_invocable).collect();
+            let names_cost: usize = eligible.iter().map(|skill| {
+                let shortest = if pinned.contains(&skill.name) {
+                    whole_line(&skill.name)
+                } else {
+                    let shown = description(&skill.name);
+                    line_of(&skill.name, if escape::text(&shown).chars().count() <= 3 { &shown } else { "..." })
+                };
+                shortest.chars().count() + 1
+            }).sum();
+            if names_cost <= budget {
+                prop_assert_eq!(catalog.len, eligible.len(), "left out while the names fit");
+            }
             // A pinned skill is never left out while an unpinned one is listed.
             let listed: Vec<&str> = entries.iter().map(|entry| &entry[3..entry.find("`: ").unwrap()]).collect();
             let pinned_out = pinned.iter().find(|name| !listed.contains(&name.as_str()));
             let unpinned_in = listed.iter().find(|name| !pinned.iter().any(|pin| pin == *name));
             prop_assert!(pinned_out.is_none() || unpinned_in.is_none(), "{pinned_out:?} out, {unpinned_in:?} in");
-            // Every entry is its skill's whole line or a cut of it.
+            // Every entry is its skill's whole line, its first sentence (with
+            // the tier), or a cut; a name-only one is its name.
+            let mut cut_seen = false;
             for entry in entries {
                 let name = &entry[3..entry.find("`: ").unwrap()];
                 let whole = whole_line(name);
-                prop_assert!(*entry == whole || entry.ends_with("..."), "{entry}");
+                if name_only.iter().any(|only| only == name) {
+                    prop_assert_eq!(*entry, format!("- `{name}`: ..."));
+                } else if *entry != whole && !(summaries && *entry == first_line(name)) {
+                    prop_assert!(entry.ends_with("..."), "{entry}");
+                    cut_seen = true;
+                }
+            }
+            // With the tier, no description runs past its first sentence
+            // (pinned ones aside) while another is cut short of its own.
+            if summaries && cut_seen {
+                for entry in entries {
+                    let name = &entry[3..entry.find("`: ").unwrap()];
+                    if pinned.iter().any(|pin| pin == name) {
+                        continue;
+                    }
+                    // A description of 3 characters or less is whole at its shortest.
+                    let longer = first_line(name) != whole_line(name)
+                        && escape::text(&description(name)).chars().count() > 3;
+                    prop_assert!(!(longer && *entry == whole_line(name)), "{entry} whole while a cut is listed");
+                }
             }
             // The same winners give the same bytes.
             prop_assert_eq!(Catalog::for_config(&skills, &config), catalog);
