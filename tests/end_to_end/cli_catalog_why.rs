@@ -1,7 +1,8 @@
 //! `skill-host catalog` says why: a catalog not published because a
 //! provider failed names that provider; a pinned skill is marked, listed cut
 //! rather than left out while others are listed, and each cut names the key
-//! that made it; a `catalogPinned` name that matches no skill is a warning.
+//! that made it; a `catalogPinned` name that matches no skill is a warning;
+//! summarised, name-only and user-only skills have statuses of their own.
 
 use std::path::{Path, PathBuf};
 
@@ -124,4 +125,69 @@ fn a_pinned_name_that_matches_no_skill_is_a_warning_and_in_the_report() {
     let output = catalog(&sandbox, &project, config, &[], true);
     let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(report["unmatchedPins"], serde_json::json!(["ghost"]));
+}
+
+/// `catalogSummaries`, `catalogNameOnly` and `userOnly` each have their
+/// status; only a summarised skill fails `--check`, the other two being the
+/// configuration's choice.
+#[test]
+fn summarised_name_only_and_user_only_skills_are_told_apart() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.path().join("project");
+    sandbox.write_skill(&project, "alpha", "description: Lint the code. Use before a commit.\n", "Lint.");
+    sandbox.write_skill(&project, "deploy-prod", "description: Deploy production.\n", "Deploy.");
+    sandbox.write_skill(&project, "legacy-tool", "description: Old tool.\n", "Old.");
+    sandbox.write_skill(&project, "zulu", "description: Zap. Caches too.\n", "Zap.");
+    // Shortest lines 15 + 21 + 14 = 50; first sentences: zulu 1 more, alpha
+    // 11; then zulu whole, 12 more; alpha whole would take 21.
+    let config =
+        r#"{"catalogBudget":74,"catalogSummaries":true,"catalogNameOnly":["legacy-*"],"userOnly":["x","deploy-*"]}"#;
+    let output = catalog(&sandbox, &project, config, &[], false);
+    assert_eq!((output.status.code(), stderr(&output)), (Some(0), String::new()));
+    let text = stdout(&output);
+    let (counts, table) = text.split_once("\n\n").unwrap();
+    assert!(
+        counts.starts_with("entry lines: 74 characters (budget 74)\nmessage: ")
+            && counts.ends_with("\nCatalog coverage: 3 of 3 skills listed, 1 with only its first sentence."),
+        "{counts}"
+    );
+    assert_eq!(
+        table,
+        "NAME         STATUS                       SHOWN\n\
+         alpha        summarised by catalogBudget  14/35\n\
+         deploy-prod  user-only by \"deploy-*\"      -\n\
+         legacy-tool  name only by \"legacy-*\"      3/9\n\
+         zulu         listed                       16/16\n"
+    );
+    let output = catalog(&sandbox, &project, config, &[], true);
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let rows: Vec<(&str, &str, &Value, &Value)> = report["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| (row["name"].as_str().unwrap(), row["status"].as_str().unwrap(), &row["by"], &row["pattern"]))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("alpha", "summarised", &Value::from("catalogBudget"), &Value::Null),
+            ("deploy-prod", "user-only", &Value::Null, &Value::from("deploy-*")),
+            ("legacy-tool", "name-only", &Value::Null, &Value::from("legacy-*")),
+            ("zulu", "listed", &Value::Null, &Value::Null),
+        ]
+    );
+    let check = sandbox.run(&[
+        "catalog",
+        "--cwd",
+        path(&project),
+        "--config",
+        path(&sandbox.path().join("config.json")),
+        "--check",
+    ]);
+    assert_eq!(check.status.code(), Some(1));
+    assert_eq!(
+        stderr(&check),
+        "check: \"alpha\" summarised by catalogBudget (14 of 35 characters)\n\
+         check: 1 of 2 model-invocable skills would not be shown whole\n"
+    );
 }

@@ -95,6 +95,12 @@ struct CatalogOptions {
     exclude: skill_rules::SkillPatterns,
     /// `catalogPinned`: names listed first.
     pinned: Vec<String>,
+    /// `catalogSummaries`: a description may be shown as its first sentence.
+    summaries: bool,
+    /// `catalogNameOnly`: names and patterns of skills listed by name alone.
+    name_only: skill_rules::SkillPatterns,
+    /// `userOnly`: names and patterns of skills kept from the model.
+    user_only: skill_rules::SkillPatterns,
     /// With a budget, the configuration's text without it.
     without_budget: Option<String>,
 }
@@ -115,6 +121,9 @@ impl CatalogOptions {
             _ => Vec::new(),
         };
         let (exclude, pinned) = (skill_rules::SkillPatterns::new(strings("catalogExclude")), strings("catalogPinned"));
+        let name_only = skill_rules::SkillPatterns::new(strings("catalogNameOnly"));
+        let user_only = skill_rules::SkillPatterns::new(strings("userOnly"));
+        let summaries = value.get("catalogSummaries").and_then(Value::as_bool).unwrap_or(false);
         let without_budget = match (budget, value.as_object_mut()) {
             (Some(_), Some(object)) => {
                 object.remove("catalogBudget");
@@ -122,7 +131,7 @@ impl CatalogOptions {
             }
             _ => None,
         };
-        Ok(Self { budget, exclude, pinned, without_budget })
+        Ok(Self { budget, exclude, pinned, summaries, name_only, user_only, without_budget })
     }
 
     /// The `catalogPinned` names no winning skill has, in the configuration's order.
@@ -140,6 +149,16 @@ impl CatalogOptions {
     /// The first `catalogExclude` pattern that matches `name`.
     fn excluded_by(&self, name: &str) -> Option<&str> {
         self.exclude.first_match(name)
+    }
+
+    /// The first `catalogNameOnly` pattern that matches `name`.
+    fn name_only_by(&self, name: &str) -> Option<&str> {
+        self.name_only.first_match(name)
+    }
+
+    /// The first `userOnly` pattern that matches `name`.
+    fn user_only_by(&self, name: &str) -> Option<&str> {
+        self.user_only.first_match(name)
     }
 }
 
@@ -286,12 +305,19 @@ enum Status<'a> {
     Listed,
     /// Listed with its description cut.
     Shortened(Cut),
+    /// Listed with the first sentence of its description alone
+    /// (`catalogSummaries` under `catalogBudget`).
+    Summarised,
+    /// Listed by its name alone: a `catalogNameOnly` pattern matches it.
+    NameOnly(&'a str),
     /// Could be listed, but the budget left it out.
     LeftOut,
     /// A `catalogExclude` pattern leaves it out.
     Excluded(&'a str),
     /// Its invocation policy keeps it from the model.
     NotModelInvocable,
+    /// A `userOnly` pattern keeps it from the model.
+    UserOnly(&'a str),
     /// No catalog was published: the plugin publishes one only from a
     /// complete listing, and these providers failed (or listed incompletely).
     ProviderFailed(&'a [String]),
@@ -303,6 +329,9 @@ impl Status<'_> {
         match self {
             Self::Listed => "listed",
             Self::Shortened(_) => "shortened",
+            Self::Summarised => "summarised",
+            Self::NameOnly(_) => "name-only",
+            Self::UserOnly(_) => "user-only",
             Self::LeftOut => "left-out",
             Self::Excluded(_) => "excluded",
             Self::NotModelInvocable => "not-model-invocable",
@@ -314,7 +343,7 @@ impl Status<'_> {
     fn by(self) -> Option<&'static str> {
         match self {
             Self::Shortened(cut) => Some(cut.key()),
-            Self::LeftOut => Some(Cut::Budget.key()),
+            Self::Summarised | Self::LeftOut => Some(Cut::Budget.key()),
             _ => None,
         }
     }
@@ -324,6 +353,9 @@ impl Status<'_> {
         match self {
             Self::Listed => "listed".to_owned(),
             Self::Shortened(cut) => format!("shortened by {}", cut.key()),
+            Self::Summarised => format!("summarised by {}", Cut::Budget.key()),
+            Self::NameOnly(pattern) => format!("name only by \"{pattern}\""),
+            Self::UserOnly(pattern) => format!("user-only by \"{pattern}\""),
             Self::LeftOut => format!("left out by {}", Cut::Budget.key()),
             Self::Excluded(pattern) => format!("excluded by \"{pattern}\""),
             Self::NotModelInvocable => "not model-invocable".to_owned(),
@@ -378,9 +410,19 @@ fn rows<'a>(snapshot: &'a RegistrySnapshot, sources: &Sources<'a>) -> Vec<Row<'a
             let pinned = options.pinned.iter().any(|pin| pin == name);
             if let Some(shown) = published.entries.get(name) {
                 let whole = skill_rules::normalise_description(&skill.description);
-                let status = if *shown == whole {
+                // The description the budget started from: capped, not cut.
+                let capped_entry = capped.entries.get(name);
+                let summarised = options.summaries
+                    && options.budget.is_some()
+                    && capped_entry
+                        .is_some_and(|capped| capped != shown && skill_rules::first_sentence(capped) == shown);
+                let status = if let Some(pattern) = options.name_only_by(name) {
+                    Status::NameOnly(pattern)
+                } else if *shown == whole {
                     Status::Listed
-                } else if options.budget.is_some() && capped.entries.get(name) != Some(shown) {
+                } else if summarised {
+                    Status::Summarised
+                } else if options.budget.is_some() && capped_entry != Some(shown) {
                     Status::Shortened(Cut::Budget)
                 } else {
                     Status::Shortened(Cut::DescriptionMaxLength)
@@ -389,6 +431,8 @@ fn rows<'a>(snapshot: &'a RegistrySnapshot, sources: &Sources<'a>) -> Vec<Row<'a
             }
             let status = if !skill.invocation.model_invocable {
                 Status::NotModelInvocable
+            } else if let Some(pattern) = options.user_only_by(name) {
+                Status::UserOnly(pattern)
             } else if let Some(pattern) = options.excluded_by(name) {
                 Status::Excluded(pattern)
             } else if !published.published && !snapshot.complete {
@@ -451,16 +495,17 @@ impl Report<'_> {
     }
 
     /// What `--check` reports, one line each: every model-invocable skill
-    /// that is not listed whole (excluded ones are the configuration's
-    /// choice), then the count; empty when all are whole.
+    /// that is not listed whole (excluded, name-only and user-only ones are
+    /// the configuration's choice), then the count; empty when all are whole.
     fn check_failures(&self) -> Vec<String> {
         let mut lines: Vec<String> = Vec::new();
         let mut considered = 0;
         for row in &self.rows {
             match row.status {
                 Status::Listed => considered += 1,
-                Status::Excluded(_) | Status::NotModelInvocable => {}
-                Status::Shortened(_) | Status::LeftOut | Status::ProviderFailed(_) => {
+                // The configuration's choices, as exclusion is.
+                Status::Excluded(_) | Status::NotModelInvocable | Status::UserOnly(_) | Status::NameOnly(_) => {}
+                Status::Shortened(_) | Status::Summarised | Status::LeftOut | Status::ProviderFailed(_) => {
                     considered += 1;
                     let shown =
                         row.shown.map(|(shown, full)| format!(" ({shown} of {full} characters)")).unwrap_or_default();
@@ -491,7 +536,7 @@ impl Report<'_> {
                 "shown": row.shown.map(|(shown, _)| shown),
                 "full": row.shown.map(|(_, full)| full),
                 "pattern": match row.status {
-                    Status::Excluded(pattern) => Some(pattern),
+                    Status::Excluded(pattern) | Status::NameOnly(pattern) | Status::UserOnly(pattern) => Some(pattern),
                     _ => None,
                 },
             })).collect::<Vec<_>>(),
