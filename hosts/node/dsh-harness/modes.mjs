@@ -47,6 +47,10 @@ const INTERNAL = skill('internal-audit', 'Audit internal state.', {
   invocation: { modelInvocable: true, userInvocable: false },
 });
 const INTERNAL_TOOLS = skill('internal-tools', 'Internal tooling notes.');
+// Two sentences each, for catalogSummaries; STAGING is model-invocable until userOnly says otherwise.
+const LINT = skill('lint-code', 'Lint the code base. Use before every commit, e.g. in a pre-commit hook.');
+const DOCS = skill('write-docs', 'Write user documentation. Use when a feature ships or its behaviour changes.');
+const STAGING = skill('deploy-staging', 'Deploy to staging. Use after every merge.');
 
 /** A body of `lines` lines of 48 characters, a few of them outside ASCII. */
 function longBody(name, lines) {
@@ -159,6 +163,18 @@ export const MODE_SCENARIOS = [
       { op: 'pre-step' },
       { op: 'set-skills', skills: [PDF, RELEASE, REVIEW, TRIAGE, INTERNAL_TOOLS, PDF_V2, skill('a-first', 'Sorts first.')] },
       { op: 'pre-step', messages: ['/internal-tools'] },
+    ],
+  },
+  {
+    name: 'catalogSummaries with catalogNameOnly and userOnly: first sentences, a name alone, a user-only skill refused but invocable by /name',
+    config: { catalogBudget: 200, catalogSummaries: true, catalogNameOnly: ['internal-*'], userOnly: ['deploy-*'] },
+    skills: [PDF, RELEASE, INTERNAL_TOOLS, LINT, DOCS, STAGING],
+    steps: [
+      { op: 'pre-step', messages: ['/deploy-staging now'] },
+      { op: 'invoke', name: 'deploy-staging' },
+      { op: 'invoke', name: 'internal-tools' },
+      { op: 'set-skills', skills: [PDF, INTERNAL_TOOLS, LINT, DOCS] },
+      { op: 'pre-step' },
     ],
   },
   {

@@ -189,6 +189,15 @@ test('a bad value for a mode key is refused through ctx.plugin in the words of s
       { catalogExclude: ['*.md'] },
       'tool-skill: catalogExclude must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")',
     ],
+    [{ catalogSummaries: 'yes' }, 'tool-skill: catalogSummaries must be a boolean'],
+    [
+      { catalogNameOnly: 'legacy-*' },
+      'tool-skill: catalogNameOnly must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")',
+    ],
+    [
+      { userOnly: ['Deploy'] },
+      'tool-skill: userOnly must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")',
+    ],
     [{ catalogUpdates: 'sometimes' }, 'tool-skill: catalogUpdates must be "full" or "delta"'],
     // The drop-in's catalogs are of the skill-catalog form unless told otherwise.
     [{ catalogUpdates: 'delta' }, 'tool-skill: catalogUpdates "delta" needs catalogSource "plugin"'],
@@ -216,8 +225,11 @@ test("the modes' defaults, given explicitly or as null, keep the published plugi
     userInvocation: true,
     loadedSkills: false,
     catalogSource: 'skill-catalog',
+    catalogSummaries: false,
     catalogPinned: [],
     catalogExclude: [],
+    catalogNameOnly: [],
+    userOnly: [],
     catalogUpdates: 'full',
     skillSearch: false,
   };
