@@ -146,6 +146,11 @@ impl Plugin {
         Ok(Self { sandbox: self.sandbox.reconfigured(config)? })
     }
 
+    /// The configuration the plugin accepted (JSON).
+    pub(crate) fn config(&self) -> &str {
+        self.sandbox.config()
+    }
+
     /// The contract version the component was built for (its plugin
     /// export's); an earlier one runs through its own bindings.
     pub fn contract_version(&self) -> crate::ContractVersion {

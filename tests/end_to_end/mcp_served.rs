@@ -107,6 +107,34 @@ fn a_skill_that_breaks_a_client_rule_or_that_the_model_may_not_invoke_is_not_ser
     assert!(report.contains(&format!("number-metadata/SKILL.md:5: error: {METADATA_RULE}")), "{report}");
 }
 
+/// `userOnly` (§3.13) is the configuration's `disable-model-invocation`:
+/// the extension serves such a skill as it serves a user-only one, not at
+/// all, and the tool refuses it; the user's prompt still has it.
+#[test]
+fn a_skill_the_configuration_makes_user_only_is_not_served_over_the_extension() {
+    let sandbox = Sandbox::new();
+    let workspace = workspace(&sandbox);
+    let config = sandbox.path().join("user-only.json");
+    std::fs::write(&config, r#"{"userOnly":["go?d"]}"#).unwrap();
+    let mut server = StdioServer::start(&sandbox, &workspace, &["--no-watch", "--config", path(&config)]);
+
+    assert!(uris(&server.request("skills/list", json!({})), "skills").is_empty());
+    assert!(uris(&server.request("resources/list", json!({})), "resources").is_empty());
+    let get = server.request("skills/get", json!({"uri": "skill://good/SKILL.md"}));
+    assert_eq!(get["error"]["message"], "no skill \"good\" is served here", "{get}");
+    let read = server.request("resources/read", json!({"uri": "skill://good/references/guide.md"}));
+    assert_eq!(read["error"]["message"], "no skill \"good\" is served here", "{read}");
+    let call = server.request("tools/call", json!({"name": "skill", "arguments": {"name": "good"}}));
+    assert_eq!(call["result"]["isError"], true, "{call}");
+    assert_eq!(
+        call["result"]["content"][0]["text"], "Error: skill \"good\" is not available for model invocation",
+        "{call}"
+    );
+    let prompt = server.request("prompts/get", json!({"name": "good"}));
+    assert!(prompt["result"]["messages"][0]["content"]["text"].as_str().unwrap().contains("Good body."), "{prompt}");
+    server.stop();
+}
+
 #[test]
 fn a_skill_folder_lists_its_children_through_resources_directory_read() {
     let sandbox = Sandbox::new();

@@ -114,7 +114,7 @@ impl State {
         cursor: Option<&str>,
         manifests: &mut Manifests,
     ) -> Result<(ListSkillsResult, Vec<SkillsError>), String> {
-        let page = skills::page(snapshot, cursor)?;
+        let page = skills::page(snapshot, cursor, &self.user_only)?;
         let mut listed = Vec::with_capacity(page.skills.len());
         let mut left_out = Vec::new();
         for (winner, files) in &page.skills {
@@ -263,7 +263,7 @@ impl State {
     ) -> Result<T, ErrorData> {
         let attempt = || {
             let snapshot = self.snapshot();
-            let (_, files) = skills::served(&snapshot, name)?;
+            let (_, files) = skills::served(&snapshot, name, &self.user_only)?;
             work(&files)
         };
         match attempt() {
@@ -300,7 +300,7 @@ impl State {
     ) -> Vec<&'a Winner> {
         winners
             .filter(|winner| {
-                let Some(files) = SkillFiles::served_by_extension(winner) else { return false };
+                let Some(files) = SkillFiles::served_by_extension(winner, &self.user_only) else { return false };
                 match manifests.of(&winner.candidate.name, &files, &self.decisions) {
                     Ok(_) => true,
                     Err(error) => {

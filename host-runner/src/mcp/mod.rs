@@ -85,6 +85,22 @@ struct State {
     skips_seen: AtomicU64,
     /// What `resources/read` decided about each skill, while it holds.
     decisions: skills::Decisions,
+    /// The configuration's `userOnly` (§3.13): skills the Skills extension
+    /// does not serve, as it serves no `disable-model-invocation` skill.
+    user_only: skill_rules::SkillPatterns,
+}
+
+/// The `userOnly` patterns of a configuration the plugin accepted (so its
+/// shape is valid); none when it has no such key.
+fn user_only(config: &str) -> skill_rules::SkillPatterns {
+    let value: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
+    let patterns = match value.get("userOnly") {
+        Some(serde_json::Value::Array(items)) => {
+            items.iter().filter_map(|item| item.as_str()).map(str::to_owned).collect()
+        }
+        _ => Vec::new(),
+    };
+    skill_rules::SkillPatterns::new(patterns)
 }
 
 impl McpServer {
@@ -99,6 +115,7 @@ impl McpServer {
         cwd: Option<String>,
     ) -> Result<Self, HostError> {
         let definition = plugin.definition()?;
+        let user_only = user_only(plugin.config());
         let notifier = notify::Notifier::default();
         let provider_changed = Mutex::new(None);
         Ok(Self {
@@ -114,6 +131,7 @@ impl McpServer {
                 watching: AtomicBool::new(false),
                 skips_seen: AtomicU64::new(0),
                 decisions: skills::Decisions::default(),
+                user_only,
             }),
         })
     }

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use rmcp::model::{DIRECTORY_MIME_TYPE, Resource, Skill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use skill_rules::SKILL_FILE;
+use skill_rules::{SKILL_FILE, SkillPatterns};
 
 use crate::lint::{NamePlace, lint_text};
 use crate::providers::frontmatter::frontmatter_json;
@@ -91,8 +91,9 @@ impl SkillFiles {
 
     /// The files of `winner` when the Skills extension serves it: a skill
     /// file on this machine ([`SkillFiles::of`]) that the model may invoke.
-    pub fn served_by_extension(winner: &Winner) -> Option<Self> {
-        if !winner.candidate.invocation.model_invocable {
+    pub fn served_by_extension(winner: &Winner, user_only: &SkillPatterns) -> Option<Self> {
+        // A `userOnly` skill is the configuration's `disable-model-invocation`.
+        if !winner.candidate.invocation.model_invocable || user_only.first_match(&winner.candidate.name).is_some() {
             return None;
         }
         Self::of(winner)
@@ -213,7 +214,11 @@ pub enum SkillsError {
 }
 
 /// A cursor of `skills/list`: the name of the first skill of the page.
-pub fn page<'a>(snapshot: &'a RegistrySnapshot, cursor: Option<&str>) -> Result<Page<'a>, String> {
+pub fn page<'a>(
+    snapshot: &'a RegistrySnapshot,
+    cursor: Option<&str>,
+    user_only: &SkillPatterns,
+) -> Result<Page<'a>, String> {
     if let Some(cursor) = cursor
         && !is_skill_name(cursor)
     {
@@ -222,7 +227,7 @@ pub fn page<'a>(snapshot: &'a RegistrySnapshot, cursor: Option<&str>) -> Result<
     let served: Vec<(&Winner, SkillFiles)> = snapshot
         .skills
         .iter()
-        .filter_map(|winner| SkillFiles::served_by_extension(winner).map(|files| (winner, files)))
+        .filter_map(|winner| SkillFiles::served_by_extension(winner, user_only).map(|files| (winner, files)))
         .collect();
     let start =
         cursor.map_or(0, |cursor| served.partition_point(|(winner, _)| winner.candidate.name.as_str() < cursor));
@@ -240,14 +245,19 @@ pub struct Page<'a> {
 }
 
 /// The served skill named `name`.
-pub fn served<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Result<(&'a Winner, SkillFiles), SkillsError> {
+pub fn served<'a>(
+    snapshot: &'a RegistrySnapshot,
+    name: &str,
+    user_only: &SkillPatterns,
+) -> Result<(&'a Winner, SkillFiles), SkillsError> {
     let winner = snapshot
         .skills
         .binary_search_by(|winner| winner.candidate.name.as_str().cmp(name))
         .ok()
         .map(|at| &snapshot.skills[at])
         .ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
-    let files = SkillFiles::served_by_extension(winner).ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
+    let files =
+        SkillFiles::served_by_extension(winner, user_only).ok_or_else(|| SkillsError::Unknown(name.to_owned()))?;
     Ok((winner, files))
 }
 

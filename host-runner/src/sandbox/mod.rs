@@ -286,6 +286,11 @@ impl Sandbox {
         Ok(sandbox)
     }
 
+    /// The configuration the plugin accepted (JSON).
+    pub(crate) fn config(&self) -> &str {
+        &self.config
+    }
+
     /// The contract version of the component.
     pub fn contract_version(&self) -> ContractVersion {
         self.runtime.version

@@ -28,7 +28,7 @@ fn skill_text(name: &str, description: &str, body: &str) -> String {
 /// Every way the extension reads `relative` of skill `name`: never the secret.
 fn assert_nothing_of_the_secret(registry: &SkillRegistry, name: &str, relative: &str) {
     let snapshot = registry.snapshot(None);
-    let (_, files) = served(&snapshot, name).unwrap();
+    let (_, files) = served(&snapshot, name, &Default::default()).unwrap();
     let uri = resource_uri(name, relative);
     if let Ok(file) = read(&uri, name, relative, &files, &Decisions::default()) {
         assert!(!String::from_utf8_lossy(&file.bytes).contains(SECRET), "resources/read served the outside file");
@@ -49,7 +49,7 @@ fn a_flat_skill_swapped_for_a_link_after_listing_is_not_read() {
     fs::write(outside.join("secret.md"), format!("{SECRET}\n")).unwrap();
     let registry = registry(&root);
     let snapshot = registry.snapshot(None);
-    let (_, files) = served(&snapshot, "flat").unwrap();
+    let (_, files) = served(&snapshot, "flat", &Default::default()).unwrap();
     fs::remove_file(root.join("flat.md")).unwrap();
     symlink(outside.join("secret.md"), root.join("flat.md")).unwrap();
 
@@ -79,7 +79,7 @@ fn a_bundle_folder_swapped_for_a_link_after_listing_serves_nothing_from_there() 
     fs::write(other.join("secret.txt"), SECRET).unwrap();
     let registry = registry(&root);
     let snapshot = registry.snapshot(None);
-    let (_, files) = served(&snapshot, "b").unwrap();
+    let (_, files) = served(&snapshot, "b", &Default::default()).unwrap();
     fs::rename(root.join("b"), dir.path().join("b-old")).unwrap();
     symlink(&other, root.join("b")).unwrap();
 
@@ -108,7 +108,7 @@ fn a_folder_swapped_for_a_link_while_reads_run_never_serves_the_outside_file() {
     fs::write(outside.join("sub/file.txt"), SECRET).unwrap();
     let registry = registry(&root);
     let snapshot = registry.snapshot(None);
-    let (_, files) = served(&snapshot, "r").unwrap();
+    let (_, files) = served(&snapshot, "r", &Default::default()).unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = {
@@ -165,14 +165,14 @@ fn every_method_gives_one_answer_per_skill() {
     let registry = registry(&root);
     let snapshot = registry.snapshot(None);
     for name in ["inside-link", "outside-link"] {
-        let (_, files) = served(&snapshot, name).unwrap();
+        let (_, files) = served(&snapshot, name, &Default::default()).unwrap();
         let skill = manifest(name, &files).unwrap();
         let text = read(&resource_uri(name, "SKILL.md"), name, "SKILL.md", &files, &Decisions::default()).unwrap();
         assert!(String::from_utf8(text.bytes).unwrap().contains(&format!("name: {name}")));
         assert!(files.open(name).is_ok());
         assert_eq!(serde_json::to_value(&skill).unwrap()["uri"], format!("skill://{name}/SKILL.md"));
     }
-    let (_, files) = served(&snapshot, "huge").unwrap();
+    let (_, files) = served(&snapshot, "huge", &Default::default()).unwrap();
     let refused = SkillsError::TooManyFiles { name: "huge".into() };
     assert_eq!(files.open("huge").unwrap_err(), refused);
     assert_eq!(manifest("huge", &files).unwrap_err(), refused);
@@ -222,7 +222,7 @@ fn a_bundle_folder_swapped_for_a_fifo_is_refused_without_waiting() {
     fs::write(root.join("b/SKILL.md"), skill_text("b", "Bundle.", "Inside.")).unwrap();
     let registry = Arc::new(registry(&root));
     let snapshot = registry.snapshot(None);
-    let (_, files) = served(&snapshot, "b").unwrap();
+    let (_, files) = served(&snapshot, "b", &Default::default()).unwrap();
     fs::remove_dir_all(root.join("b")).unwrap();
     let fifo = std::ffi::CString::new(root.join("b").into_os_string().into_encoded_bytes()).unwrap();
     // SAFETY: a NUL-terminated path and a mode; mkfifo touches nothing else.
@@ -259,7 +259,7 @@ fn a_link_to_a_hidden_file_serves_nothing_of_it() {
     symlink("docs/real.md", root.join("c/alias.md")).unwrap();
     let registry = registry(&root);
     let snapshot = registry.snapshot(None);
-    let (_, files) = served(&snapshot, "c").unwrap();
+    let (_, files) = served(&snapshot, "c", &Default::default()).unwrap();
     let listed = serde_json::to_string(&manifest("c", &files).unwrap()).unwrap();
     assert!(!listed.contains("notes.txt") && listed.contains("alias.md"), "{listed}");
     let uri = resource_uri("c", "notes.txt");
@@ -287,7 +287,7 @@ fn kept_fixture(root: &Path) -> (SkillRegistry, super::SkillFiles, Decisions) {
     fs::write(root.join("k/refs/a.md"), "a\n").unwrap();
     let registry = registry(root);
     let snapshot = registry.snapshot(None);
-    let (_, files) = served(&snapshot, "k").unwrap();
+    let (_, files) = served(&snapshot, "k", &Default::default()).unwrap();
     std::thread::sleep(SETTLE * 2);
     (registry, files, Decisions::settled_after(SETTLE))
 }
