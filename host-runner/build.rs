@@ -16,7 +16,16 @@ fn main() {
     let root = manifest_dir.parent().expect("host-runner lives inside the workspace").to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     // `rules/` too: the plugin depends on skill-rules.
-    for watched in ["plugin/src", "plugin/Cargo.toml", "rules", "wit", "Cargo.toml", "Cargo.lock", "build-support"] {
+    for watched in [
+        "plugin/src",
+        "plugin/Cargo.toml",
+        "plugin/build.rs",
+        "rules",
+        "wit",
+        "Cargo.toml",
+        "Cargo.lock",
+        "build-support",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     println!("cargo:rerun-if-env-changed=SKILL_PLUGIN_WASM");

@@ -8,8 +8,11 @@ use crate::escape;
 use crate::tool::ToolError;
 use crate::types::{Registry, SkillSummary};
 
+mod index;
+mod terms;
 mod text;
 
+use index::Index;
 use text::Unit;
 
 pub use skill_rules::MAX_SEARCH_MATCHES;
@@ -40,29 +43,25 @@ pub struct Matches {
     pub matched: usize,
 }
 
-/// Searches the registry's winners for `query`: a skill matches when a
-/// query word is one of its name's parts, inside its name, or a word of its
-/// description (or the start of one, for words of three letters or more).
-/// Ranked by how many query words match, then by the score (3 for a name
-/// part, 2 inside the name, 1 in the description), then by name. Words are
-/// the units of the folded texts (`text`): for ASCII, lower-cased runs of
-/// letters and digits.
+/// Searches the registry's winners for `query`: each model-invocable skill
+/// not excluded is scored by BM25F over its name and description
+/// (docs/spec.md §3.14, `search/index.rs`); those that score are ranked
+/// by score, then by name.
 pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<Matches, ToolError> {
     let words = query_words(query);
     if words.is_empty() {
         return Err(ToolError::InvalidArguments("\"query\" has no words to search for".to_owned()));
     }
     let skills = registry.list(None)?;
-    let mut ranked: Vec<((usize, usize), &SkillSummary)> = skills
-        .iter()
-        .filter(|skill| skill.invocation.model_invocable && !config.excludes(&skill.name))
-        .filter_map(|skill| {
-            let rank = rank(&words, skill);
-            (rank.0 > 0).then_some((rank, skill))
-        })
-        .collect();
+    let searchable: Vec<&SkillSummary> =
+        skills.iter().filter(|skill| skill.invocation.model_invocable && !config.excludes(&skill.name)).collect();
+    let texts: Vec<[&str; index::FIELD_COUNT]> =
+        searchable.iter().map(|skill| [skill.name.as_str(), skill.description.as_str()]).collect();
+    let scores = Index::for_skills(&texts).scores(&searched_words(words));
+    let mut ranked: Vec<(f64, &SkillSummary)> =
+        scores.into_iter().zip(searchable).filter(|(score, _)| *score > 0.0).collect();
     // Names are unique in a listing: the order is total.
-    ranked.sort_by(|(a, first), (b, second)| b.cmp(a).then_with(|| first.name.cmp(&second.name)));
+    ranked.sort_by(|(a, first), (b, second)| b.total_cmp(a).then_with(|| first.name.cmp(&second.name)));
     let matched = ranked.len();
     let best = ranked
         .into_iter()
@@ -79,38 +78,6 @@ pub fn search(config: &Config, registry: &impl Registry, query: &str) -> Result<
     Ok(Matches { best, matched })
 }
 
-/// (query words matched, score) for one skill.
-fn rank(words: &[Unit], skill: &SkillSummary) -> (usize, usize) {
-    let description = text::units(&text::fold(&skill.description));
-    let mut matched = 0;
-    let mut score = 0;
-    for word in words {
-        let points = if skill.name.split('-').any(|part| part == word.text) {
-            3
-        } else if skill.name.contains(word.text.as_str()) {
-            2
-        } else if description.iter().any(|known| in_description(word, &known.text)) {
-            1
-        } else {
-            0
-        };
-        if points > 0 {
-            matched += 1;
-            score += points;
-        }
-    }
-    (matched, score)
-}
-
-/// Whether the query word `word` matches the description unit `known`: it
-/// is that unit, or the start of it for words of three characters or more;
-/// a lone character of a spaceless script matches a unit holding it.
-fn in_description(word: &Unit, known: &str) -> bool {
-    known == word.text
-        || (word.text.chars().count() >= 3 && known.starts_with(word.text.as_str()))
-        || (word.lone_spaceless && known.contains(word.text.as_str()))
-}
-
 /// The first [`MAX_QUERY_WORDS`] distinct units of the folded `query`.
 fn query_words(query: &str) -> Vec<Unit> {
     let mut words: Vec<Unit> = Vec::new();
@@ -123,6 +90,15 @@ fn query_words(query: &str) -> Vec<Unit> {
         }
     }
     words
+}
+
+/// The query words searched for: those that are not stop words, or all of
+/// them when every one is.
+fn searched_words(words: Vec<Unit>) -> Vec<Unit> {
+    if words.iter().all(terms::is_stop_word) {
+        return words;
+    }
+    words.into_iter().filter(|word| !terms::is_stop_word(word)).collect()
 }
 
 impl Matches {

@@ -33,5 +33,6 @@ mod providers;
 mod remote;
 mod scenarios;
 mod search;
+mod search_quality;
 mod turns;
 mod wit_contract;

@@ -39,11 +39,16 @@ fn names(matches: &Matches) -> Vec<&str> {
 }
 
 #[test]
-fn ranks_by_words_matched_then_score_then_name() {
+fn ranks_by_score_then_name() {
     let config = Config::default();
+    // "tag" and "release" are both parts of tag-release's name; the others
+    // hold "release" once.
     let found = search(&config, &listing(), "Release tag").unwrap();
     assert_eq!(names(&found), ["tag-release", "release-notes", "deploy-production"]);
     assert_eq!(found.matched, 3);
+    // Equal scores: by name.
+    let twins = Listing(vec![skill("b-lint", "Lint code.", true), skill("a-lint", "Lint code.", true)]);
+    assert_eq!(names(&search(&config, &twins, "lint").unwrap()), ["a-lint", "b-lint"]);
     // Only model-invocable skills, and never an excluded one.
     let found = search(&config, &listing(), "deploy").unwrap();
     assert_eq!(names(&found), ["deploy-production"]);
@@ -55,6 +60,33 @@ fn ranks_by_words_matched_then_score_then_name() {
     // Three characters, not bytes.
     assert!(search(&config, &listing(), "ré").unwrap().best.is_empty());
     assert_eq!(names(&search(&config, &listing(), "RÉD").unwrap()), ["notes-fr"]);
+}
+
+#[test]
+fn word_forms_meet_at_their_stem_and_stop_words_do_not_count() {
+    let config = Config::default();
+    // "creating" and "Create" share the stem "creat"; "releases" and
+    // "release" the stem "releas".
+    assert_eq!(names(&search(&config, &listing(), "creating releases").unwrap())[0], "tag-release");
+    // A stem starts a longer word: "annotating" (stem "annot") finds "annotated".
+    assert_eq!(names(&search(&config, &listing(), "annotating").unwrap()), ["tag-release"]);
+    // "the", "a" and "for" are stop words: the query is "bug".
+    assert_eq!(search(&config, &listing(), "the bug for a").unwrap(), search(&config, &listing(), "bug").unwrap());
+    // A query of stop words only searches for them all.
+    assert_eq!(names(&search(&config, &listing(), "a").unwrap()), ["triage-bug"]);
+}
+
+#[test]
+fn a_name_weighs_more_than_a_description_and_a_rare_word_more_than_a_common_one() {
+    let config = Config::default();
+    let skills = Listing(vec![
+        skill("chart-maker", "Draw diagrams from data.", true),
+        skill("diagram-drawer", "Draw a chart from data.", true),
+        skill("sql-helper", "Write queries from data.", true),
+    ]);
+    assert_eq!(names(&search(&config, &skills, "chart").unwrap()), ["chart-maker", "diagram-drawer"]);
+    // "data" is in every description, "queries" in one.
+    assert_eq!(names(&search(&config, &skills, "data queries").unwrap())[0], "sql-helper");
 }
 
 #[test]
@@ -147,7 +179,7 @@ fn full_width_ascii_is_ascii() {
 
 #[test]
 fn a_mixed_script_query_counts_each_unit() {
-    // "pdf" is a name part (3) and "変換" a description bigram (1): two units.
+    // "pdf" is a name part and "変換" a description bigram: two units.
     assert_eq!(found("PDF変換"), ["pdf-convert"]);
     let words = query_words("PDF変換 review 日本語");
     assert_eq!(
@@ -155,5 +187,5 @@ fn a_mixed_script_query_counts_each_unit() {
         ["pdf", "変換", "review", "日本", "本語"]
     );
     // The skill matching more units ranks first.
-    assert_eq!(found("日本語 pdf"), ["translate-ja", "pdf-convert"]);
+    assert_eq!(found("日本語 変換"), ["translate-ja", "pdf-convert"]);
 }
