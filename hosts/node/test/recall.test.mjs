@@ -201,10 +201,11 @@ test('the guest takes answers read ahead only while it asks exactly for them, an
 });
 
 test('calls finishing together each render their own text, even when their values are equal', async () => {
-  // Five skills match both queries; a sixth matches only `alpha`: equal
+  // Five skills match both queries; a sixth matches only `alpha`, in a
+  // longer description, so it scores below them (spec §3.14, BM25F): equal
   // values, and texts that differ in their first line ("best 5 of 6").
   const skills = Array.from({ length: 5 }, (_, index) => ({ name: `tool-${index + 1}`, description: `alpha beta tool ${index + 1}`, content: 'x' }));
-  skills.push({ name: 'zzz-extra', description: 'alpha', content: 'x' });
+  skills.push({ name: 'zzz-extra', description: 'alpha, in a description longer than the others', content: 'x' });
   for (const recall of [true, false]) {
     const plugin = { ...PLUGINS.dropIn, apply: (ctx, config) => PLUGINS.dropIn.apply(ctx, config, { recall }) };
     const harness = await createHarness({ plugin, config: { skillSearch: true }, skills });
