@@ -346,7 +346,10 @@ fn validate_tool_result(
         check.text(|| "the value's resource base".to_owned(), base)?;
     }
     if !is_skill_name(&value.name) {
-        return Err(invalid(format!("the value names skill {:?}, which is not a valid skill name", value.name)));
+        return Err(invalid(format!(
+            "the value names skill {}, which is not a valid skill name",
+            json_quoted(&value.name)
+        )));
     }
     // The tool loads exactly the skill it was asked for (docs/spec.md §3.3).
     let requested = serde_json::from_str::<Value>(arguments).ok();
@@ -407,8 +410,8 @@ fn validate_matches(
         check.text(|| format!("search match {index}'s description"), &found.description)?;
         if !is_skill_name(&found.name) || matches[..index].iter().any(|earlier| earlier.name == found.name) {
             return Err(invalid(format!(
-                "search match {index} names skill {:?}, which is not a valid skill name or is listed twice",
-                found.name
+                "search match {index} names skill {}, which is not a valid skill name or is listed twice",
+                json_quoted(&found.name)
             )));
         }
     }
@@ -433,6 +436,12 @@ fn message_to_wit(data: &Value) -> Result<wit::Message, HostError> {
         .and_then(Value::as_array)
         .ok_or_else(|| HostError::Input(format!("a proposed message has no content array: {data}")))?;
     Ok(wit::Message { source: source.to_string(), content: content_to_wit(content) })
+}
+
+/// `text` as a JSON string literal, as the Node and Python hosts quote a name
+/// in an error (`JSON.stringify`): `"\u0001"`, not Rust's `"\u{1}"`.
+fn json_quoted(text: &str) -> String {
+    serde_json::to_string(text).expect("a string serialises")
 }
 
 #[cfg(test)]

@@ -105,3 +105,9 @@ fn the_default_cap_holds_everything_the_plugin_adds_to_a_step() {
     assert_eq!(message::single_text(note), Some("Not loaded: /s17, …"));
     assert_eq!(note["role"], "user");
 }
+
+#[test]
+fn a_name_in_an_error_is_quoted_as_json_as_the_other_hosts_quote_it() {
+    // JSON.stringify("a\u0001\u007f\u2028\t\"\\") in Node, json.dumps(…, ensure_ascii=False) in Python.
+    assert_eq!(json_quoted("a\u{1}\u{7f}\u{2028}\t\"\\"), "\"a\\u0001\u{7f}\u{2028}\\t\\\"\\\\\"");
+}
