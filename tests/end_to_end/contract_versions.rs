@@ -175,3 +175,64 @@ fn both_hosts_replay_a_0_1_0_plugin_alike() {
     assert_eq!(steps[3]["error"], "Error: no skill named missing");
     assert_eq!(steps[5]["messages"][0]["text"], "0.1.0 catalog: a-skill, b-skill", "compaction hid it");
 }
+
+/// `bytes` with every `from` replaced by `to`, of the same length.
+fn patched(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    let (from, to) = (from.as_bytes(), to.as_bytes());
+    assert_eq!(from.len(), to.len());
+    let mut out = bytes.to_vec();
+    let mut replaced = 0;
+    let mut at = 0;
+    while let Some(found) = out[at..].windows(from.len()).position(|window| window == from) {
+        out[at + found..at + found + from.len()].copy_from_slice(to);
+        at += found + from.len();
+        replaced += 1;
+    }
+    assert!(replaced > 0, "no {} in the component", String::from_utf8_lossy(from));
+    out
+}
+
+/// Replays one load of `component` in both hosts; both must refuse to load it.
+fn both_refuse(sandbox: &Sandbox, component: &[u8]) -> (crate::cross_host::Replay, crate::cross_host::Replay) {
+    let plugin = sandbox.path().join("refused.wasm");
+    std::fs::write(&plugin, component).unwrap();
+    let scenario = sandbox.path().join("refused.json");
+    std::fs::write(&scenario, json!({"steps": [{"op": "invoke", "name": "x"}]}).to_string()).unwrap();
+    let (rust, node) = crate::cross_host::replay_in_both(sandbox, &plugin, &scenario, &[]);
+    for (host, replay) in [("skill-host", &rust), ("node", &node)] {
+        assert_eq!(replay.code, Some(3), "{host}: {}", replay.stderr);
+        assert_eq!(replay.stdout, "", "{host} printed a replay");
+    }
+    (rust, node)
+}
+
+/// Both hosts refuse a component of a contract version they do not run
+/// when they load it, with the same text (not a trap in its first call).
+#[test]
+fn both_hosts_refuse_a_version_they_do_not_run_alike() {
+    let sandbox = Sandbox::new();
+    let (rust, node) = both_refuse(&sandbox, &Guest::default().component_at("0.3.0"));
+    assert_eq!(
+        rust.stderr.trim_end(),
+        "error: cannot load the plugin component: the component exports dsh:skill/plugin@0.3.0, but this host runs one that exports dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0"
+    );
+    assert_eq!(node.stderr, rust.stderr);
+}
+
+/// A component that exports one version's plugin interface and imports
+/// another's (the real plugin with only its export renamed to 0.1.0) is
+/// refused by both hosts when they load it: each links the imports of the
+/// version it exports. skill-host's text goes on with the first function its
+/// linker found missing, which the Node host does not name.
+#[test]
+fn both_hosts_refuse_a_component_importing_another_version_than_it_exports() {
+    let sandbox = Sandbox::new();
+    let current = sandbox.path().join("plugin.wasm");
+    let output = sandbox.run(&["component", "--output", path(&current)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mixed = patched(&std::fs::read(&current).unwrap(), "dsh:skill/plugin@0.2.0", "dsh:skill/plugin@0.1.0");
+    let (rust, node) = both_refuse(&sandbox, &mixed);
+    let refusal = "error: cannot load the plugin component: component imports instance `dsh:skill/registry@0.2.0`, but a matching implementation was not found in the linker";
+    assert!(rust.stderr.starts_with(refusal), "{}", rust.stderr);
+    assert_eq!(node.stderr.trim_end(), refusal);
+}

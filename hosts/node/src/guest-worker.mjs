@@ -13,7 +13,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { sameValue } from './json.mjs';
 import { sandboxWasi } from './sandbox-wasi.mjs';
 
-const { moduleUrl, core, port, wake, maxCopyBytes, debug } = workerData;
+const { moduleUrl, core, contract, port, wake, maxCopyBytes, debug } = workerData;
 
 /** The indices of `wake`, as in src/sandbox.mjs: two flags, then whether each side sleeps. */
 const GUEST_WAKE = 0;
@@ -115,21 +115,18 @@ const { instantiate } = await import(moduleUrl);
 let plugin = null;
 
 /**
- * The plugin interface of whichever released contract version the component
- * exports, with the current version's values (as host-runner/src/bindings
- * does for skill-host): a `dsh:skill@0.1.0` tool result's value is a skill,
- * not yet the `skill`/`matches` variant.
+ * The plugin interface of the contract version the main thread found the
+ * component built for (`version`, see contract.mjs), with the current
+ * version's values (as host-runner/src/bindings does for skill-host): a
+ * `dsh:skill@0.1.0` tool result's value is a skill, not yet the
+ * `skill`/`matches` variant. The imports above are jco's, unversioned: the
+ * main thread has checked that they are all of that version.
  */
-function pluginInterface(exports) {
-  const current = exports['dsh:skill/plugin@0.2.0'];
-  if (current !== undefined) return current;
-  const v0_1_0 = exports['dsh:skill/plugin@0.1.0'];
-  if (v0_1_0 === undefined) {
-    const found = Object.keys(exports).join(', ') || 'nothing';
-    throw new Error(
-      `the component exports ${found}, but this host runs one that exports dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0`,
-    );
-  }
+function pluginInterface(exports, version) {
+  const exported = exports[`dsh:skill/plugin@${version}`];
+  if (exported === undefined) throw new Error(`the component does not export dsh:skill/plugin@${version}`);
+  if (version !== '0.1.0') return exported;
+  const v0_1_0 = exported;
   return {
     ...v0_1_0,
     invoke(argumentsText) {
@@ -169,7 +166,7 @@ function serve({ id, call, args, preloads: given = null }) {
   try {
     // Instantiation runs the guest's start code: it happens inside the first
     // call, under that call's deadline.
-    plugin ??= pluginInterface(instantiate((name) => core[name], imports));
+    plugin ??= pluginInterface(instantiate((name) => core[name], imports), contract);
     copied = 0;
     let result;
     try {

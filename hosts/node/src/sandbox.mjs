@@ -9,6 +9,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
 
 import { transpiled } from './component.mjs';
+import { contractVersion } from './contract.mjs';
 import { capMemory } from './memory-cap.mjs';
 import { Deadline } from './deadline.mjs';
 import { HostError } from './errors.mjs';
@@ -95,6 +96,8 @@ function sleepOn(wake, at, ms) {
 export class Sandbox {
   #moduleUrl;
   #core;
+  /** The contract version the component is built for (`contract.mjs`), told to each guest thread. */
+  #contract;
   #config;
   #limits;
   /** The pool's settings (see `DEFAULT_LIMITS`). */
@@ -126,9 +129,10 @@ export class Sandbox {
   #onCall;
   #closed = false;
 
-  constructor(moduleUrl, core, config, limits, onCall) {
+  constructor(moduleUrl, core, contract, config, limits, onCall) {
     this.#moduleUrl = moduleUrl;
     this.#core = core;
+    this.#contract = contract;
     this.#config = config;
     this.#limits = limits;
     this.#onCall = onCall;
@@ -140,22 +144,26 @@ export class Sandbox {
 
   /**
    * Transpiles (or reuses the cached transpilation of) `component`, compiles
-   * it, and configures one instance, so a refused configuration fails here
-   * with the plugin's own text.
+   * it, finds the contract version it is built for (a version this host does
+   * not run, or imports of another version, fail to load here, as in
+   * skill-host), and configures one instance, so a refused configuration
+   * fails here with the plugin's own text.
    */
   static async create(component, config, limits = DEFAULT_LIMITS, { cacheDir, onCall } = {}) {
     let core;
     let moduleUrl;
+    let contract;
     try {
       const files = await transpiled(component, cacheDir);
       moduleUrl = files.moduleUrl;
       const capped = capMemory(files.core, limits.memoryBytes);
       // Compiled here, once: each thread gets these modules, not bytes to compile again.
       core = Object.fromEntries(Object.entries(capped).map(([name, bytes]) => [name, new WebAssembly.Module(bytes)]));
+      contract = contractVersion(component);
     } catch (error) {
       throw HostError.load(error instanceof Error ? error.message : String(error));
     }
-    const sandbox = new Sandbox(moduleUrl, core, config, limits, onCall);
+    const sandbox = new Sandbox(moduleUrl, core, contract, config, limits, onCall);
     sandbox.#release(await sandbox.#acquire('configure'));
     sandbox.#sparesAllowed = true;
     sandbox.#fill();
@@ -369,6 +377,7 @@ export class Sandbox {
       workerData: {
         moduleUrl: this.#moduleUrl,
         core: this.#core,
+        contract: this.#contract,
         port: port2,
         wake,
         maxCopyBytes: this.#limits.memoryBytes,
