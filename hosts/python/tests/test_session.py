@@ -3,6 +3,8 @@ appends are whole lines after it, and a reopened log reads what was written."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import tempfile
 import unittest
@@ -72,6 +74,52 @@ class Session(unittest.TestCase):
             str(raised.exception),
             f"session log {path}: bad session header: version must be 0, got 1; the log was written by another harness version",
         )
+
+    def test_a_rewritten_shorter_file_is_not_appended_to(self) -> None:
+        path = self.dir / "shrank.jsonl"
+        log = SessionLog.open(path, cwd="/w")
+        log.append_user_messages([(user_message({"kind": "user"}, "one"), "append")])
+        log.append_user_messages([(user_message({"kind": "user"}, "two"), "append")])
+        read = path.stat().st_size
+        lines = path.read_text(encoding="utf-8").splitlines(True)
+        path.write_text("".join(lines[:2]), encoding="utf-8")
+        found = path.stat().st_size
+        with self.assertRaises(SessionError) as raised:
+            log.append_user_messages([(user_message({"kind": "user"}, "three"), "append")])
+        self.assertEqual(
+            str(raised.exception),
+            f"session log {path}: the file shrank from {read} to {found} bytes since it was read; refusing to append to a rewritten log",
+        )
+        self.assertEqual(path.stat().st_size, found)
+
+    def test_a_fifo_is_refused_without_blocking(self) -> None:
+        path = self.dir / "fifo"
+        os.mkfifo(path)
+        with self.assertRaises(SessionError) as raised:
+            SessionLog.open(path)
+        self.assertEqual(str(raised.exception), f"session log {path}: not a regular file (a FIFO)")
+
+    def test_run_step_holds_the_lock_from_the_step_to_the_append(self) -> None:
+        path = self.dir / "held.jsonl"
+        log = SessionLog.open(path, cwd="/w")
+        seen: list[bool] = []
+
+        class Probe:
+            def pre_step(self, *args: object) -> object:
+                other = os.open(path, os.O_RDONLY)
+                try:
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    seen.append(False)
+                except BlockingIOError:
+                    seen.append(True)
+                finally:
+                    os.close(other)
+                raise RuntimeError("stop")
+
+        with self.assertRaises(RuntimeError):
+            run_step(Probe(), SkillRegistry(), log, Enter([]))  # type: ignore[arg-type]
+        self.assertEqual(seen, [True])
+        self.assertFalse(path.exists())  # created to be locked, removed again: nothing was appended
 
 
 if __name__ == "__main__":

@@ -432,8 +432,11 @@ def run_step(
     aborted: Callable[[], bool] | None = None,
 ) -> StepOutcome:
     """A pre-step and its step boundary: the entered messages are appended to
-    ``session`` in one write (nothing is appended when the call fails)."""
-    outcome = plugin.pre_step(registry, session, proposal, cwd, tool_view, aborted)
-    if isinstance(outcome.decision, Enter) and outcome.decision.messages:
-        session.append_user_messages([(data, "append") for data in outcome.decision.messages])
+    ``session`` in one write (nothing is appended when the call fails). The
+    session's exclusive lock is held from reading the history to appending
+    (spec §5.3, step lock), so two hosts stepping one session take turns."""
+    with session.hold():
+        outcome = plugin.pre_step(registry, session, proposal, cwd, tool_view, aborted)
+        if isinstance(outcome.decision, Enter) and outcome.decision.messages:
+            session.append_user_messages([(data, "append") for data in outcome.decision.messages])
     return outcome

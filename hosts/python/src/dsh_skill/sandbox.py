@@ -29,6 +29,8 @@ from wasmtime.component._enter import enter_wasm
 
 from .errors import HostError
 from .imports import CallContext, HostImportError
+from .interface import SIGNATURES, render_func
+from .memory_cap import CapError, cap_memory
 from .output import OutputLimits
 
 #: The interfaces a plugin may export, newest first (spec §9.4).
@@ -201,12 +203,20 @@ _IMPORTS = {
 
 
 class Compiled:
-    """A compiled component with its linker and contract version, shared by its instances."""
+    """A compiled component with its linker and contract version, shared by
+    its instances. The memory budget is written into the component before it
+    is compiled (:mod:`~dsh_skill.memory_cap`), and the plugin interface is
+    checked on the compiled component's type, before any instance runs a
+    line of the guest's code."""
 
-    def __init__(self, bytes_: bytes, cache_dir: Path | None) -> None:
+    def __init__(self, bytes_: bytes, cache_dir: Path | None, memory_bytes: int = SandboxLimits.memory_bytes) -> None:
         self.engine, self.ticker = engine()
-        self.component = compile_component(bytes_, cache_dir)
-        exports = list(self.component.type.exports(self.engine))
+        try:
+            capped = cap_memory(bytes_, memory_bytes)
+        except CapError as error:
+            raise HostError.load(str(error)) from None
+        self.component = compile_component(capped, cache_dir)
+        exports = self.component.type.exports(self.engine)
         version = next((v for v in VERSIONS if f"dsh:skill/plugin@{v}" in exports), None)
         if version is None:
             found = ", ".join(exports) or "nothing"
@@ -214,6 +224,7 @@ class Compiled:
                 f"the component exports {found}, but this host runs one that exports "
                 + " or ".join(f"dsh:skill/plugin@{v}" for v in VERSIONS)
             )
+        _check_interface(self.engine, exports[f"dsh:skill/plugin@{version}"], version)
         self.version = version
         self.linker = wc.Linker(self.engine)
         self.linker.add_wasip2()
@@ -224,6 +235,26 @@ class Compiled:
                         instance.add_func(wit_name, _import(method))
 
 
+def _check_interface(eng: wasmtime.Engine, export: Any, version: str) -> None:
+    """Every function of the plugin interface, by name and type (skill-host's
+    texts: wasmtime's type check of its bindings)."""
+    interface = f"dsh:skill/plugin@{version}"
+    ty = export.ty
+    if not isinstance(ty, wc.ComponentInstanceType):
+        raise HostError.load(f"export `{interface}` is not an instance")
+    functions = ty.exports(eng)
+    for name in SIGNATURES[version]:  # every name first, as skill-host's bindings look them up
+        if name not in functions:
+            raise HostError.load(f"instance export `{interface}` does not have export `{name}`")
+    for name, expected in SIGNATURES[version].items():
+        item = functions[name]
+        if not isinstance(item.ty, wc.FuncType):
+            raise HostError.load(f"instance export `{interface}` has export `{name}` that is not a function")
+        found = render_func(item.ty)
+        if found != expected:
+            raise HostError.load(f"instance export `{interface}` has export `{name}` of type {found}, expected {expected}")
+
+
 _TRAP = re.compile(r"wasm trap: (.*)")
 _ALLOC = re.compile(r"^memory allocation of [0-9]+ bytes failed$", re.M)
 
@@ -231,7 +262,7 @@ _ALLOC = re.compile(r"^memory allocation of [0-9]+ bytes failed$", re.M)
 class Instance:
     """One instance in its own store: never shared, dropped after a failed call."""
 
-    def __init__(self, compiled: Compiled, limits: SandboxLimits) -> None:
+    def __init__(self, compiled: Compiled, limits: SandboxLimits, call: str = "configure") -> None:
         self.compiled = compiled
         self.limits = limits
         self.stderr = bytearray()
@@ -242,7 +273,19 @@ class Instance:
         budget = limits.memory_bytes
         self.store.set_limits(memory_size=budget, table_elements=budget // 8, instances=32, tables=32, memories=32)
         self.store.set_epoch_deadline(self._ticks())
-        self.instance = compiled.linker.instantiate(self.store, compiled.component)
+        # A core module's start function runs here: under the deadline, its
+        # failures classified as the call's (the other hosts instantiate
+        # inside the first call); a link error is a load error.
+        ticker = compiled.ticker
+        ticker.begin()
+        try:
+            self.instance = compiled.linker.instantiate(self.store, compiled.component)
+        except wasmtime.WasmtimeError as error:
+            if _TRAP.search(str(error)) or _ALLOC.search(self._stderr_text()):
+                raise self._classify(call, error) from None
+            raise HostError.load(_first_line(str(error))) from None
+        finally:
+            ticker.end()
         plugin = self.instance.get_export_index(self.store, f"dsh:skill/plugin@{compiled.version}")
         self.functions: dict[str, tuple[wc.Func, list[Any], Any]] = {}
         for name in ("configure", "definition", "pre-step", "invoke", "system-prompt", "expand"):
@@ -368,7 +411,8 @@ class Sandbox:
     ) -> Sandbox:
         """Compiles (or loads from the cache) and configures a first instance;
         a refused configuration raises ``HostError`` of kind ``config``."""
-        sandbox = cls(Compiled(component, cache_dir), config, limits or SandboxLimits())
+        limits = limits or SandboxLimits()
+        sandbox = cls(Compiled(component, cache_dir, limits.memory_bytes), config, limits)
         sandbox._release(sandbox._fresh("configure"))
         return sandbox
 
@@ -377,10 +421,7 @@ class Sandbox:
         return self.compiled.version
 
     def _fresh(self, call: str) -> Instance:
-        try:
-            instance = Instance(self.compiled, self.limits)
-        except wasmtime.WasmtimeError as error:
-            raise HostError.load(_first_line(str(error))) from None
+        instance = Instance(self.compiled, self.limits, call)
         refused = instance.call(call, "configure", [self.config], CallContext())
         if refused is not None:  # result<_, string>: None is ok, a str the refusal
             raise HostError.config(refused)

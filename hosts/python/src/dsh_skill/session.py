@@ -18,11 +18,14 @@ processes appended meanwhile.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import secrets
+import stat
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +205,8 @@ class SessionLog:
         self.warnings: list[str] = []
         self._read_bytes = 0
         self._last_seq: int | None = None
+        #: The handle whose exclusive lock :meth:`hold` holds, if any.
+        self._held: Any = None
 
     # -- opening -----------------------------------------------------------
 
@@ -221,15 +226,36 @@ class SessionLog:
     def display_path(self) -> str:
         return IN_MEMORY_PATH if self.path is None else str(self.path)
 
-    def _refresh(self) -> None:
-        """Reads what was appended to the file since it was last read."""
+    def _regular(self, fd: int) -> None:
+        """Refuses what is not a regular file (spec §5.3), before a byte is read or written."""
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise SessionError(f"session log {self.display_path}: not a regular file ({_kind(mode)})")
+
+    def _open_fd(self, flags: int) -> int:
+        """The path opened without blocking (a FIFO cannot hang the open) and checked regular."""
+        assert self.path is not None
+        fd = os.open(self.path, flags | getattr(os, "O_NONBLOCK", 0), 0o644)
+        self._regular(fd)
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
+        return fd
+
+    def _refresh(self, locked: bool = False) -> None:
+        """Reads what was appended to the file since it was last read, under a
+        shared lock unless the caller holds the exclusive one."""
         assert self.path is not None
         try:
-            with open(self.path, "rb") as handle:
+            try:
+                fd = self._open_fd(os.O_RDONLY)
+            except FileNotFoundError:
+                return
+            with os.fdopen(fd, "rb") as handle:
+                if fcntl is not None and not locked:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
                 handle.seek(self._read_bytes)
                 chunk = handle.read()
-        except FileNotFoundError:
-            return
         except OSError as error:
             raise SessionError(f"cannot read {self.path}: {error.strerror}") from None
         if not chunk:
@@ -407,16 +433,55 @@ class SessionLog:
                 raise SessionError(f"session log {self.display_path}: cannot append {kind}: {problem}")
         if self.path is None:
             return self._plan_and_commit(requests, None)
+        if self._held is not None:
+            return self._commit_locked(requests, self._held)
+        with self._locked() as handle:
+            return self._commit_locked(requests, handle)
+
+    def _locked(self) -> Any:
+        """The file opened for appending (created if missing) under an exclusive ``flock``."""
+        assert self.path is not None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "ab") as handle:
-            if fcntl is not None:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        handle = os.fdopen(self._open_fd(os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
+        if fcntl is not None:
             try:
-                self._refresh()  # what other processes appended first
-                return self._plan_and_commit(requests, handle)
-            finally:
-                if fcntl is not None:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            except BaseException:
+                handle.close()
+                raise
+        return handle  # closing it releases the lock
+
+    def _commit_locked(self, requests: list[tuple[str, Any, Any]], handle: Any) -> list[int]:
+        size = os.fstat(handle.fileno()).st_size
+        if size < self._read_bytes:
+            raise SessionError(
+                f"session log {self.display_path}: the file shrank from {self._read_bytes} to {size} bytes since it was read; "
+                "refusing to append to a rewritten log"
+            )
+        self._refresh(locked=True)  # what other processes appended first
+        return self._plan_and_commit(requests, handle)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[SessionLog]:
+        """Holds the exclusive lock (spec §5.3, step lock) until the block
+        ends, having read what other processes appended: appends inside it
+        write under this lock. An in-memory log holds nothing."""
+        if self.path is None or self._held is not None:
+            yield self
+            return
+        existed = self.path.exists()
+        handle = self._locked()
+        try:
+            self._held = handle
+            self._refresh(locked=True)
+            yield self
+        finally:
+            self._held = None
+            # A file this hold created, with nothing appended, is removed again, still under the lock.
+            if not existed and not self.header_written and os.fstat(handle.fileno()).st_size == 0:
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+            handle.close()
 
     def _plan_and_commit(self, requests: list[tuple[str, Any, Any]], handle: Any) -> list[int]:
         surface = self.surface.clone()  # plan on a copy: a refused batch changes nothing
@@ -475,6 +540,20 @@ class SessionLog:
             if message is not None or event.get("surfaceOp", "append") != "append":
                 self.history_version += 1
         return [event["seq"] for event in planned]
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a file"
 
 
 def _event_problem(kind: str, data: Any, op: Any) -> str | None:
