@@ -33,8 +33,8 @@ const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 // serde_json counts 128 down and refuses the container that reaches zero.
 const MAX_DEPTH = 127;
-const NUMBER = /(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?/y;
 const DUPLICATES = new WeakMap();
+const SIMPLE_ESCAPES = { __proto__: null, '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
 /** The keys `parse` met more than once in `object` (an empty set when none). */
 export function duplicateKeys(object) {
@@ -60,22 +60,49 @@ export function asI64(value) {
   return undefined;
 }
 
-/** Parses JSON text as serde_json does; throws `JsonSyntaxError`. */
+/** The bytes UTF-8 takes for the UTF-16 code unit `code` (a surrogate pair takes four, two each). */
+const utf8Bytes = (code) => (code < 0x80 ? 1 : code < 0x800 || (code >= 0xd800 && code <= 0xdfff) ? 2 : 3);
+
+/**
+ * Parses JSON text as serde_json does; throws `JsonSyntaxError`.
+ *
+ * Errors are placed as serde_json places them reading the text's UTF-8
+ * bytes: at the column, in bytes, just past the last byte it consumed (for an
+ * error it finds on reading a byte) or just past the byte it peeked at (for an
+ * error it finds on looking at one: one byte on, even when that byte starts a
+ * longer character). A literal's letters, a number's digits and a `\u`
+ * escape's four bytes are consumed before the error is found.
+ */
 export function parse(text) {
   let at = 0;
-  const fail = (message, position = at) => {
+  // The error at UTF-16 index `position`, `extra` bytes on (a peeked byte, or
+  // bytes consumed inside a character); the column is in bytes since the line break.
+  const fail = (message, position = at, extra = 0) => {
     let line = 1;
     let column = 0;
-    for (let i = 0; i < position && i < text.length; i++) {
-      if (text[i] === '\n') {
+    const end = Math.min(position, text.length);
+    for (let i = 0; i < end; i++) {
+      const code = text.charCodeAt(i);
+      if (code === 0x0a) {
         line += 1;
         column = 0;
       } else {
-        column += 1;
+        column += utf8Bytes(code);
+      }
+    }
+    if (position < text.length && extra > 0) {
+      // A peeked line break starts the next line, as serde_json counts.
+      if (text.charCodeAt(position) === 0x0a) {
+        line += 1;
+        column = extra - 1;
+      } else {
+        column += extra;
       }
     }
     throw new JsonSyntaxError(`${message} at line ${line} column ${column}`);
   };
+  // serde_json's peek_error: at the byte it looked at, one byte on (at the end: the end).
+  const peekFail = (message, position = at) => fail(message, position, 1);
   const skipSpace = () => {
     while (at < text.length) {
       const c = text[at];
@@ -83,12 +110,15 @@ export function parse(text) {
       else break;
     }
   };
+  const isDigit = (i) => i < text.length && text.charCodeAt(i) >= 0x30 && text.charCodeAt(i) <= 0x39;
+  // serde_json eats the first letter, then reads the rest one byte at a time.
   const literal = (word, value) => {
-    if (text.startsWith(word, at)) {
-      at += word.length;
-      return value;
+    for (let k = 1; k < word.length; k++) {
+      if (at + k >= text.length) fail('EOF while parsing a value', text.length);
+      if (text[at + k] !== word[k]) peekFail('expected ident', at + k);
     }
-    return fail('expected value', at + 1);
+    at += word.length;
+    return value;
   };
   const string = () => {
     at += 1; // the opening quote
@@ -102,11 +132,11 @@ export function parse(text) {
         at += 1;
         return out;
       }
-      if (code < 0x20) fail('control character (\\u0000-\\u001F) found while parsing a string', at + 1);
+      if (code < 0x20) peekFail('control character (\\u0000-\\u001F) found while parsing a string');
       if (code >= 0xd800 && code <= 0xdfff) {
         // The text came from UTF-8, so a surrogate here is half of a pair.
         const next = text.charCodeAt(at + 1);
-        if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) fail('invalid unicode code point', at + 1);
+        if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) peekFail('invalid unicode code point');
         at += 2;
         continue;
       }
@@ -115,55 +145,101 @@ export function parse(text) {
         continue;
       }
       out += text.slice(start, at);
-      const escape = text[at + 1];
-      at += 2;
-      switch (escape) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          const unit = hex4();
-          if (unit >= 0xdc00 && unit <= 0xdfff) fail('lone leading surrogate in hex escape');
-          if (unit >= 0xd800 && unit <= 0xdbff) {
-            // serde_json reads the character that is not `\` (or not `u`) before it fails.
+      at += 1; // the backslash
+      if (at >= text.length) fail('EOF while parsing a string');
+      const escape = text[at];
+      const simple = SIMPLE_ESCAPES[escape];
+      if (simple !== undefined) {
+        out += simple;
+        at += 1;
+      } else if (escape === 'u') {
+        at += 1;
+        const unit = hex4();
+        if (unit >= 0xdc00 && unit <= 0xdfff) fail('lone leading surrogate in hex escape');
+        if (unit >= 0xd800 && unit <= 0xdbff) {
+          // serde_json reads the byte that is not `\` (or not `u`) before it fails.
+          for (const expected of '\\u') {
             if (at >= text.length) fail('EOF while parsing a string');
-            if (text[at] !== '\\') fail('unexpected end of hex escape', at + 1);
-            if (at + 1 >= text.length) fail('EOF while parsing a string', at + 1);
-            if (text[at + 1] !== 'u') fail('unexpected end of hex escape', at + 2);
-            at += 2;
-            const low = hex4();
-            if (!(low >= 0xdc00 && low <= 0xdfff)) fail('lone leading surrogate in hex escape');
-            out += String.fromCharCode(unit, low);
-          } else {
-            out += String.fromCharCode(unit);
+            if (text[at] !== expected) peekFail('unexpected end of hex escape');
+            at += 1;
           }
-          break;
+          const low = hex4();
+          if (!(low >= 0xdc00 && low <= 0xdfff)) fail('lone leading surrogate in hex escape');
+          out += String.fromCharCode(unit, low);
+        } else {
+          out += String.fromCharCode(unit);
         }
-        case undefined: fail('EOF while parsing a string'); break;
-        default: fail('invalid escape');
+      } else {
+        // The escape's first byte is read, whatever character it starts.
+        peekFail('invalid escape');
       }
       start = at;
     }
   };
+  // serde_json takes the next four bytes, and only then looks at them: too
+  // few is the end of the text, four that are not hex digits an error after them.
   const hex4 = () => {
     const digits = text.slice(at, at + 4);
-    if (!/^[0-9a-fA-F]{4}$/.test(digits)) fail('invalid escape');
-    at += 4;
-    return parseInt(digits, 16);
+    if (/^[0-9a-fA-F]{4}$/.test(digits)) {
+      at += 4;
+      return parseInt(digits, 16);
+    }
+    let i = at;
+    let bytes = 0;
+    while (i < text.length && bytes + utf8Bytes(text.charCodeAt(i)) <= 4) bytes += utf8Bytes(text.charCodeAt(i++));
+    if (i >= text.length && bytes < 4) fail('EOF while parsing a string', text.length);
+    return fail('invalid escape', i, 4 - bytes);
   };
+  // serde_json's parse_integer, parse_decimal and parse_exponent: where each
+  // error is found; the value is then computed from the digits by `serdeNumber`.
   const number = () => {
-    NUMBER.lastIndex = at;
-    const match = NUMBER.exec(text);
-    if (!match) return fail('invalid number', at + 1);
-    at += match[0].length;
-    const next = text[at];
-    if (next !== undefined && /[0-9.eE]/.test(next)) fail('invalid number');
-    const parsed = serdeNumber(match);
+    const begin = at;
+    const minus = text[at] === '-' ? '-' : '';
+    if (minus) at += 1;
+    if (at >= text.length) fail('EOF while parsing a value', text.length);
+    if (!isDigit(at)) peekFail('invalid number'); // the byte is read
+    const integerStart = at;
+    if (text[at] === '0') {
+      at += 1;
+      if (isDigit(at)) peekFail('invalid number');
+    } else {
+      while (isDigit(at)) at += 1;
+    }
+    const integer = text.slice(integerStart, at);
+    let fraction;
+    if (text[at] === '.') {
+      at += 1;
+      const fractionStart = at;
+      while (isDigit(at)) at += 1;
+      if (at === fractionStart) peekFail(at < text.length ? 'invalid number' : 'EOF while parsing a value');
+      fraction = text.slice(fractionStart, at);
+    }
+    let exponentSign;
+    let exponentDigits;
+    if (text[at] === 'e' || text[at] === 'E') {
+      at += 1;
+      exponentSign = text[at] === '+' || text[at] === '-' ? text[at] : '';
+      if (exponentSign) at += 1;
+      if (at >= text.length) fail('EOF while parsing a value', text.length);
+      if (!isDigit(at)) peekFail('invalid number'); // the byte is read
+      const exponentStart = at;
+      // Past i32, serde_json stops at the digit that overflows: out of range
+      // there when the exponent would grow a significand that is not zero.
+      let value = 0;
+      for (; isDigit(at); at += 1) {
+        const digit = text.charCodeAt(at) - 48;
+        if (at > exponentStart && overflowsI32(value, digit)) {
+          if (exponentSign !== '-' && /[1-9]/.test(text.slice(begin, exponentStart))) {
+            fail('number out of range', at + 1);
+          }
+          while (isDigit(at)) at += 1;
+          break;
+        }
+        value = value * 10 + digit;
+      }
+      exponentDigits = text.slice(exponentStart, at);
+    }
+    const parsed = serdeNumber([undefined, minus, integer, fraction, exponentSign, exponentDigits]);
     if (parsed === null) fail('number out of range');
     return parsed;
   };
@@ -172,7 +248,7 @@ export function parse(text) {
     if (at >= text.length) fail('EOF while parsing a value');
     const c = text[at];
     if (c === '{' || c === '[') {
-      if (depth >= MAX_DEPTH) fail('recursion limit exceeded', at + 1);
+      if (depth >= MAX_DEPTH) peekFail('recursion limit exceeded');
       return c === '{' ? object(depth + 1) : array(depth + 1);
     }
     if (c === '"') return string();
@@ -180,12 +256,14 @@ export function parse(text) {
     if (c === 'f') return literal('false', false);
     if (c === 'n') return literal('null', null);
     if (c === '-' || (c >= '0' && c <= '9')) return number();
-    return fail('expected value', at + 1);
+    return peekFail('expected value');
   };
+  // serde_json's SeqAccess and MapAccess: each says which end of the text it met.
   const array = (depth) => {
     at += 1;
     const items = [];
     skipSpace();
+    if (at >= text.length) fail('EOF while parsing a list');
     if (text[at] === ']') {
       at += 1;
       return items;
@@ -196,14 +274,14 @@ export function parse(text) {
       if (text[at] === ',') {
         at += 1;
         skipSpace();
-        if (text[at] === ']') fail('trailing comma', at + 1);
+        if (text[at] === ']') peekFail('trailing comma');
         continue;
       }
       if (text[at] === ']') {
         at += 1;
         return items;
       }
-      fail(at >= text.length ? 'EOF while parsing a list' : 'expected `,` or `]`', at + 1);
+      peekFail(at >= text.length ? 'EOF while parsing a list' : 'expected `,` or `]`');
     }
   };
   const object = (depth) => {
@@ -215,12 +293,17 @@ export function parse(text) {
       at += 1;
       return fields;
     }
+    let first = true;
     for (;;) {
       skipSpace();
-      if (text[at] !== '"') fail(at >= text.length ? 'EOF while parsing an object' : 'key must be a string', at + 1);
+      if (text[at] !== '"') {
+        if (at < text.length) peekFail('key must be a string');
+        fail(first ? 'EOF while parsing an object' : 'EOF while parsing a value');
+      }
+      first = false;
       const key = string();
       skipSpace();
-      if (text[at] !== ':') fail(at >= text.length ? 'EOF while parsing an object' : 'expected `:`', at + 1);
+      if (text[at] !== ':') peekFail(at >= text.length ? 'EOF while parsing an object' : 'expected `:`');
       at += 1;
       if (Object.hasOwn(fields, key)) {
         if (!DUPLICATES.has(fields)) DUPLICATES.set(fields, new Set());
@@ -231,19 +314,19 @@ export function parse(text) {
       if (text[at] === ',') {
         at += 1;
         skipSpace();
-        if (text[at] === '}') fail('trailing comma', at + 1);
+        if (text[at] === '}') peekFail('trailing comma');
         continue;
       }
       if (text[at] === '}') {
         at += 1;
         return fields;
       }
-      fail(at >= text.length ? 'EOF while parsing an object' : 'expected `,` or `}`', at + 1);
+      peekFail(at >= text.length ? 'EOF while parsing an object' : 'expected `,` or `}`');
     }
   };
   const result = value(0);
   skipSpace();
-  if (at < text.length) fail('trailing characters', at + 1);
+  if (at < text.length) peekFail('trailing characters');
   return result;
 }
 
@@ -254,6 +337,12 @@ const I32_MAX = 2 ** 31 - 1;
 /** serde_json's `overflow!(a * 10 + b, max)`. */
 function overflows(a, digit, max) {
   return a >= max / 10n && (a > max / 10n || digit > max % 10n);
+}
+
+/** serde_json's `overflow!(exp * 10 + digit, i32::MAX)`. */
+function overflowsI32(value, digit) {
+  const tenth = Math.floor(I32_MAX / 10);
+  return value >= tenth && (value > tenth || digit > I32_MAX % 10);
 }
 
 /** serde_json's `f64_from_parts` (without `float_roundtrip`): one scaling by a power of ten. */
@@ -318,7 +407,7 @@ function serdeNumber([, minus, integer, fraction, exponentSign, exponentDigits])
     let value = 0;
     for (const char of exponentDigits) {
       const digit = char.charCodeAt(0) - 48;
-      if (value >= I32_MAX / 10 && (value > Math.floor(I32_MAX / 10) || digit > I32_MAX % 10)) {
+      if (overflowsI32(value, digit)) {
         // An exponent past i32: zero, or out of range when it grows a non-zero value.
         if (significand !== 0n && exponentSign !== '-') return null;
         return new F64(negative ? -0 : 0);

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = [
     "F64",
@@ -40,7 +40,6 @@ I64_MIN = -(1 << 63)
 I64_MAX = (1 << 63) - 1
 I32_MAX = 2**31 - 1
 MAX_DEPTH = 127
-_NUMBER = re.compile(r"(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?)([0-9]+))?")
 _POW10 = [float(f"1e{n}") for n in range(309)]
 
 
@@ -103,27 +102,50 @@ def as_i64(value: Any) -> int | None:
     return None
 
 
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 class _Parser:
+    """serde_json's reader over the text's UTF-8 bytes, with errors placed as
+    it places them: at the column, in bytes, just past the last byte it
+    consumed (an error found on reading a byte) or just past the byte it
+    peeked at (an error found on looking at one: one byte on, even when that
+    byte starts a longer character). A literal's letters, a number's digits
+    and a ``\\u`` escape's four bytes are consumed before the error is found."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.at = 0
 
-    def fail(self, message: str, position: int | None = None, extra: int = 0) -> None:
-        # serde_json counts columns in bytes; `extra` bytes past `position`
-        # (it reports a peeked character's position one byte on).
+    def fail(self, message: str, position: int | None = None, extra: int = 0) -> NoReturn:
+        # The error at character `position`, `extra` bytes on (a peeked byte,
+        # or bytes consumed inside a character); at the end, the end.
         position = self.at if position is None else position
         before = self.text[: min(position, len(self.text))]
         line = before.count("\n") + 1
         last = before.rfind("\n")
-        column = len(before[last + 1 :].encode("utf-8", "surrogatepass"))
-        column += extra if position < len(self.text) else 0
+        column = _utf8_length(before[last + 1 :])
+        if position < len(self.text) and extra > 0:
+            if self.text[position] == "\n":
+                # A peeked line break starts the next line, as serde_json counts.
+                line, column = line + 1, extra - 1
+            else:
+                column += extra
         raise JsonSyntaxError(f"{message} at line {line} column {column}")
+
+    def peek_fail(self, message: str, position: int | None = None) -> NoReturn:
+        """serde_json's ``peek_error``: at the byte it looked at, one byte on."""
+        self.fail(message, self.at if position is None else position, 1)
 
     def space(self) -> None:
         text, at = self.text, self.at
         while at < len(text) and text[at] in " \n\r\t":
             at += 1
         self.at = at
+
+    def digit(self, i: int) -> bool:
+        return i < len(self.text) and "0" <= self.text[i] <= "9"
 
     def value(self, depth: int) -> Any:
         self.space()
@@ -133,7 +155,7 @@ class _Parser:
         c = text[self.at]
         if c in "{[":
             if depth >= MAX_DEPTH:
-                self.fail("recursion limit exceeded", self.at, 1)
+                self.peek_fail("recursion limit exceeded")
             return self.object(depth + 1) if c == "{" else self.array(depth + 1)
         if c == '"':
             return self.string()
@@ -145,26 +167,41 @@ class _Parser:
             return self.literal("null", None)
         if c == "-" or "0" <= c <= "9":
             return self.number()
-        self.fail("expected value", self.at, 1)
+        self.peek_fail("expected value")
 
     def literal(self, word: str, value: Any) -> Any:
-        if self.text.startswith(word, self.at):
-            self.at += len(word)
-            return value
-        self.fail("expected value", self.at, 1)
+        # serde_json eats the first letter, then reads the rest one byte at a time.
+        text, at = self.text, self.at
+        for k in range(1, len(word)):
+            if at + k >= len(text):
+                self.fail("EOF while parsing a value", len(text))
+            if text[at + k] != word[k]:
+                self.peek_fail("expected ident", at + k)
+        self.at += len(word)
+        return value
 
     def hex4(self) -> int:
-        digits = self.text[self.at : self.at + 4]
-        if not re.fullmatch(r"[0-9a-fA-F]{4}", digits):
-            self.fail("invalid escape")
-        self.at += 4
-        return int(digits, 16)
+        # serde_json takes the next four bytes, and only then looks at them: too
+        # few is the end of the text, four that are not hex digits an error after them.
+        text = self.text
+        digits = text[self.at : self.at + 4]
+        if re.fullmatch(r"[0-9a-fA-F]{4}", digits):
+            self.at += 4
+            return int(digits, 16)
+        i, taken = self.at, 0
+        while i < len(text) and taken + _utf8_length(text[i]) <= 4:
+            taken += _utf8_length(text[i])
+            i += 1
+        if i >= len(text) and taken < 4:
+            self.fail("EOF while parsing a string", len(text))
+        self.fail("invalid escape", i, 4 - taken)
 
     def string(self) -> str:
         text = self.text
         self.at += 1
         out: list[str] = []
         start = self.at
+        simple = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
         while True:
             if self.at >= len(text):
                 self.fail("EOF while parsing a string")
@@ -175,34 +212,33 @@ class _Parser:
                 return "".join(out)
             code = ord(c)
             if code < 0x20:
-                self.fail("control character (\\u0000-\\u001F) found while parsing a string", self.at, 1)
+                self.peek_fail("control character (\\u0000-\\u001F) found while parsing a string")
             if 0xD800 <= code <= 0xDFFF:
-                self.fail("invalid unicode code point", self.at, 1)
+                self.peek_fail("invalid unicode code point")
             if c != "\\":
                 self.at += 1
                 continue
             out.append(text[start : self.at])
-            escape = text[self.at + 1] if self.at + 1 < len(text) else None
-            self.at += 2
-            simple = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-            if escape is None:
+            self.at += 1  # the backslash
+            if self.at >= len(text):
                 self.fail("EOF while parsing a string")
-            elif escape in simple:
+            escape = text[self.at]
+            if escape in simple:
                 out.append(simple[escape])
+                self.at += 1
             elif escape == "u":
+                self.at += 1
                 unit = self.hex4()
                 if 0xDC00 <= unit <= 0xDFFF:
                     self.fail("lone leading surrogate in hex escape")
                 if 0xD800 <= unit <= 0xDBFF:
-                    if self.at >= len(text):
-                        self.fail("EOF while parsing a string")
-                    if text[self.at] != "\\":
-                        self.fail("unexpected end of hex escape", self.at, 1)
-                    if self.at + 1 >= len(text):
-                        self.fail("EOF while parsing a string", self.at, 1)
-                    if text[self.at + 1] != "u":
-                        self.fail("unexpected end of hex escape", self.at + 1, 1)
-                    self.at += 2
+                    # serde_json reads the byte that is not `\` (or not `u`) before it fails.
+                    for expected in "\\u":
+                        if self.at >= len(text):
+                            self.fail("EOF while parsing a string")
+                        if text[self.at] != expected:
+                            self.peek_fail("unexpected end of hex escape")
+                        self.at += 1
                     low = self.hex4()
                     if not 0xDC00 <= low <= 0xDFFF:
                         self.fail("lone leading surrogate in hex escape")
@@ -210,28 +246,80 @@ class _Parser:
                 else:
                     out.append(chr(unit))
             else:
-                self.fail("invalid escape")
+                # The escape's first byte is read, whatever character it starts.
+                self.peek_fail("invalid escape")
             start = self.at
 
     def number(self) -> Any:
-        match = _NUMBER.match(self.text, self.at)
-        if match is None:
-            self.fail("invalid number", self.at, 1)
-        assert match is not None
-        self.at = match.end()
-        if self.at < len(self.text) and self.text[self.at] in "0123456789.eE":
-            self.fail("invalid number")
-        parsed = _serde_number(match.groups())
+        # serde_json's parse_integer, parse_decimal and parse_exponent: where
+        # each error is found; the value is then computed by `_serde_number`.
+        text = self.text
+        begin = self.at
+        minus = "-" if text[self.at] == "-" else ""
+        if minus:
+            self.at += 1
+        if self.at >= len(text):
+            self.fail("EOF while parsing a value", len(text))
+        if not self.digit(self.at):
+            self.peek_fail("invalid number")  # the byte is read
+        integer_start = self.at
+        if text[self.at] == "0":
+            self.at += 1
+            if self.digit(self.at):
+                self.peek_fail("invalid number")
+        else:
+            while self.digit(self.at):
+                self.at += 1
+        integer = text[integer_start : self.at]
+        fraction = None
+        if self.at < len(text) and text[self.at] == ".":
+            self.at += 1
+            fraction_start = self.at
+            while self.digit(self.at):
+                self.at += 1
+            if self.at == fraction_start:
+                self.peek_fail("invalid number" if self.at < len(text) else "EOF while parsing a value")
+            fraction = text[fraction_start : self.at]
+        exponent_sign = None
+        exponent_digits = None
+        if self.at < len(text) and text[self.at] in "eE":
+            self.at += 1
+            exponent_sign = text[self.at] if self.at < len(text) and text[self.at] in "+-" else ""
+            if exponent_sign:
+                self.at += 1
+            if self.at >= len(text):
+                self.fail("EOF while parsing a value", len(text))
+            if not self.digit(self.at):
+                self.peek_fail("invalid number")  # the byte is read
+            exponent_start = self.at
+            # Past i32, serde_json stops at the digit that overflows: out of
+            # range there when the exponent would grow a significand that is not zero.
+            value = 0
+            while self.digit(self.at):
+                digit = ord(text[self.at]) - 48
+                if self.at > exponent_start and _overflows(value, digit, I32_MAX):
+                    if exponent_sign != "-" and re.search("[1-9]", text[begin:exponent_start]):
+                        self.fail("number out of range", self.at + 1)
+                    while self.digit(self.at):
+                        self.at += 1
+                    break
+                value = value * 10 + digit
+                self.at += 1
+            exponent_digits = text[exponent_start : self.at]
+        parsed = _serde_number((minus, integer, fraction, exponent_sign, exponent_digits))
         if parsed is None:
             self.fail("number out of range")
         return parsed
 
+    # serde_json's SeqAccess and MapAccess: each says which end of the text it met.
     def array(self, depth: int) -> list[Any]:
         text = self.text
         self.at += 1
         items: list[Any] = []
         self.space()
-        if self.at < len(text) and text[self.at] == "]":
+        if self.at >= len(text):
+            self.fail("EOF while parsing a list")
+        if text[self.at] == "]":
             self.at += 1
             return items
         while True:
@@ -242,12 +330,12 @@ class _Parser:
                 self.at += 1
                 self.space()
                 if self.at < len(text) and text[self.at] == "]":
-                    self.fail("trailing comma", self.at, 1)
+                    self.peek_fail("trailing comma")
                 continue
             if c == "]":
                 self.at += 1
                 return items
-            self.fail("EOF while parsing a list" if c is None else "expected `,` or `]`", self.at, 1)
+            self.peek_fail("EOF while parsing a list" if c is None else "expected `,` or `]`")
 
     def object(self, depth: int) -> JsonObject:
         text = self.text
@@ -257,16 +345,20 @@ class _Parser:
         if self.at < len(text) and text[self.at] == "}":
             self.at += 1
             return fields
+        first = True
         while True:
             self.space()
             c = text[self.at] if self.at < len(text) else None
+            if c is None:
+                self.fail("EOF while parsing an object" if first else "EOF while parsing a value")
             if c != '"':
-                self.fail("EOF while parsing an object" if c is None else "key must be a string", self.at, 1)
+                self.peek_fail("key must be a string")
+            first = False
             key = self.string()
             self.space()
             c = text[self.at] if self.at < len(text) else None
             if c != ":":
-                self.fail("EOF while parsing an object" if c is None else "expected `:`", self.at, 1)
+                self.peek_fail("EOF while parsing an object" if c is None else "expected `:`")
             self.at += 1
             if key in fields:
                 fields.duplicates.add(key)
@@ -278,12 +370,12 @@ class _Parser:
                 self.at += 1
                 self.space()
                 if self.at < len(text) and text[self.at] == "}":
-                    self.fail("trailing comma", self.at, 1)
+                    self.peek_fail("trailing comma")
                 continue
             if c == "}":
                 self.at += 1
                 return fields
-            self.fail("EOF while parsing an object" if c is None else "expected `,` or `}`", self.at, 1)
+            self.peek_fail("EOF while parsing an object" if c is None else "expected `,` or `}`")
 
 
 def _overflows(a: int, digit: int, maximum: int) -> bool:
@@ -345,7 +437,7 @@ def _serde_number(groups: tuple[str | None, ...]) -> Any:
         value = 0
         for char in exponent_digits:
             digit = ord(char) - 48
-            if value >= I32_MAX / 10 and (value > I32_MAX // 10 or digit > I32_MAX % 10):
+            if _overflows(value, digit, I32_MAX):
                 if significand != 0 and exponent_sign != "-":
                     return None
                 return F64(-0.0 if negative else 0.0)
@@ -361,7 +453,7 @@ def parse(text: str) -> Any:
     result = parser.value(0)
     parser.space()
     if parser.at < len(text):
-        parser.fail("trailing characters", parser.at + 1)
+        parser.peek_fail("trailing characters")
     return result
 
 
