@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import HostError, ScenarioError
-from .jsonvalue import JsonSyntaxError, as_u64, duplicate_keys, parse, stringify
+from .jsonvalue import JsonSyntaxError, duplicate_keys, parse, stringify
 from .memory_provider import MemoryProvider, MemorySkill, invocation_policy, resource_base
 from .plugin import Enter, Plugin, Reject, record_tool_result, single_text, user_message
 from .registry import RegistryFailure, RuntimeSkill, SkillRegistry
@@ -150,15 +150,13 @@ class SeedEvent:
 
 
 def _surface_op(marker: Any, where: str) -> Any:
+    """A seeded event's `surfaceOp`, read as the session log reads one."""
     if marker is None:
         return None
-    if marker == "append":
-        return "append"
-    if isinstance(marker, dict) and marker.get("op") == "replace":
-        start, end = as_u64(marker.get("start")), as_u64(marker.get("end"))
-        if start is not None and end is not None:
-            return (start, end)
-    raise _refuse(where, 'must be "append" or {"op":"replace","start":SEQ,"end":SEQ}')
+    op = SessionLog._marker(marker)
+    if op is None:
+        raise _refuse(where, 'must be "append" or {"op":"replace","start":SEQ,"end":SEQ}')
+    return op
 
 
 def _event(value: Any, where: str) -> SeedEvent:
