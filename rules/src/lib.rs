@@ -146,6 +146,19 @@ pub const MAX_SEARCH_MATCHES: usize = 5;
 /// The longest `catalogExclude` pattern (docs/spec.md §3.13).
 pub const MAX_PATTERN_LENGTH: usize = 128;
 
+/// The strings of the list a configuration gives under `key` (the names and
+/// patterns of `catalogPinned`, `catalogExclude`, `catalogNameOnly`,
+/// `userOnly`), in order; empty when it has no such list. The host reads a
+/// configuration the plugin already accepted, so anything else is absent.
+pub fn config_names(config: &serde_json::Value, key: &str) -> alloc::vec::Vec<String> {
+    match config.get(key) {
+        Some(serde_json::Value::Array(items)) => {
+            items.iter().filter_map(serde_json::Value::as_str).map(String::from).collect()
+        }
+        _ => alloc::vec::Vec::new(),
+    }
+}
+
 /// A `catalogExclude` pattern (docs/spec.md §3.13): 1 to
 /// [`MAX_PATTERN_LENGTH`] characters, each a lower-case ASCII letter, a
 /// digit, `-`, `*` (any run of characters) or `?` (any one character).
@@ -358,5 +371,16 @@ mod tests {
     #[test]
     fn the_catalog_source_names_the_plugin() {
         assert_eq!(CATALOG_SOURCE, alloc::format!(r#"{{"kind":"plugin","plugin":"{PLUGIN_NAME}"}}"#));
+    }
+
+    #[test]
+    fn a_configurations_list_is_read_in_order_and_absent_otherwise() {
+        let config: serde_json::Value =
+            serde_json::from_str(r#"{"userOnly":["deploy-*","b"],"catalogPinned":"x"}"#).unwrap();
+        assert_eq!(config_names(&config, "userOnly"), ["deploy-*", "b"]);
+        assert!(config_names(&config, "catalogPinned").is_empty());
+        assert!(config_names(&config, "catalogExclude").is_empty());
+        assert!(SkillPatterns::from_config(&config, "userOnly").matches("deploy-prod"));
+        assert!(!SkillPatterns::from_config(&config, "catalogExclude").matches("deploy-prod"));
     }
 }

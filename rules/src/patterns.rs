@@ -57,6 +57,14 @@ impl SkillPatterns {
     /// No patterns: matches nothing.
     pub const EMPTY: Self = Self { patterns: Vec::new(), nodes: Vec::new() };
 
+    /// The patterns a configuration the plugin accepted gives under `key`
+    /// (`catalogExclude`, `catalogNameOnly`, `userOnly`), compiled; none
+    /// when it has no such list. For the host, which reads what the plugin
+    /// validated (see [`config_names`](crate::config_names)).
+    pub fn from_config(config: &serde_json::Value, key: &str) -> Self {
+        Self::new(crate::config_names(config, key))
+    }
+
     /// Compiles `patterns`, in time linear in their total length.
     pub fn new(patterns: Vec<String>) -> Self {
         let mut nodes = Vec::new();

@@ -116,13 +116,9 @@ impl CatalogOptions {
         let mut value: Value =
             serde_json::from_str(config).context("cannot read the configuration's catalog options")?;
         let budget = value.get("catalogBudget").and_then(integer);
-        let strings = |key: &str| match value.get(key) {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-            _ => Vec::new(),
-        };
-        let (exclude, pinned) = (skill_rules::SkillPatterns::new(strings("catalogExclude")), strings("catalogPinned"));
-        let name_only = skill_rules::SkillPatterns::new(strings("catalogNameOnly"));
-        let user_only = skill_rules::SkillPatterns::new(strings("userOnly"));
+        let patterns = |key: &str| skill_rules::SkillPatterns::from_config(&value, key);
+        let (exclude, pinned) = (patterns("catalogExclude"), skill_rules::config_names(&value, "catalogPinned"));
+        let (name_only, user_only) = (patterns("catalogNameOnly"), patterns("userOnly"));
         let summaries = value.get("catalogSummaries").and_then(Value::as_bool).unwrap_or(false);
         let without_budget = match (budget, value.as_object_mut()) {
             (Some(_), Some(object)) => {

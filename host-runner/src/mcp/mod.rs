@@ -94,13 +94,7 @@ struct State {
 /// shape is valid); none when it has no such key.
 fn user_only(config: &str) -> skill_rules::SkillPatterns {
     let value: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
-    let patterns = match value.get("userOnly") {
-        Some(serde_json::Value::Array(items)) => {
-            items.iter().filter_map(|item| item.as_str()).map(str::to_owned).collect()
-        }
-        _ => Vec::new(),
-    };
-    skill_rules::SkillPatterns::new(patterns)
+    skill_rules::SkillPatterns::from_config(&value, "userOnly")
 }
 
 impl McpServer {
