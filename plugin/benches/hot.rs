@@ -17,6 +17,7 @@ fn skills(n: usize) -> Vec<SkillSummary> {
         .map(|i| SkillSummary {
             name: format!("review-pdf-forms-{i}"),
             description: "Guides how to review pdf forms safely: collect context first, apply the smallest change, and verify with the project tooling.".to_owned(),
+            when_to_use: None,
             invocation: InvocationPolicy { model_invocable: true, user_invocable: true },
             provider: "runtime".to_owned(),
             source: "runtime".to_owned(),

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use crate::config::Config;
 use crate::pre_step::Memory;
 use crate::types as core;
+use skill_rules::{Record, SkillNotice};
 
 wit_bindgen::generate!({
     path: "../wit",
@@ -205,6 +206,7 @@ fn summary_in(skill: wit::SkillSummary) -> core::SkillSummary {
     core::SkillSummary {
         name: skill.name,
         description: skill.description,
+        when_to_use: skill.when_to_use,
         invocation: policy_in(skill.invocation),
         provider: skill.provider,
         source: skill.source,
@@ -260,20 +262,45 @@ fn message_in(message: wit::Message) -> core::Message {
 fn decided_out(message: core::DecidedMessage) -> step::DecidedMessage {
     match message {
         core::DecidedMessage::Proposed(index) => step::DecidedMessage::Proposed(index),
-        core::DecidedMessage::Added(message) => step::DecidedMessage::Added(message_out(message)),
+        core::DecidedMessage::Added(message) => step::DecidedMessage::Added(added_out(message)),
     }
 }
 
-fn message_out(message: core::Message) -> wit::Message {
-    wit::Message {
-        source: message.source,
-        content: message
-            .content
-            .into_iter()
-            .map(|block| match block {
-                core::ContentBlock::Text(text) => wit::ContentBlock::Text(text),
-                core::ContentBlock::Other(json) => wit::ContentBlock::Other(json),
-            })
-            .collect(),
+/// An added message as the contract types it (docs/spec.md §8.5): the
+/// record its source is, and its one text block. Every source the plugin
+/// adds was written by [`Record::to_json`], so reading it back cannot fail.
+fn added_out(message: core::Message) -> step::AddedMessage {
+    let record = Record::parse(&message.source).expect("the plugin writes every source through skill_rules::Record");
+    let text = message
+        .content
+        .into_iter()
+        .map(|block| match block {
+            core::ContentBlock::Text(text) => text,
+            core::ContentBlock::Other(json) => json,
+        })
+        .collect();
+    step::AddedMessage { source: source_out(record), text }
+}
+
+fn source_out(record: Record) -> step::AddedSource {
+    match record {
+        Record::Catalog => step::AddedSource::Catalog,
+        Record::SkillCatalog(catalog) => step::AddedSource::SkillCatalog(step::SkillCatalog {
+            update: catalog.update,
+            entries: catalog
+                .entries
+                .into_iter()
+                .map(|entry| step::CatalogEntry { name: entry.name, description: entry.description })
+                .collect(),
+            coverage: catalog.coverage,
+        }),
+        Record::CatalogUpdate { removed } => step::AddedSource::CatalogUpdate(removed),
+        Record::Invocation { name } => step::AddedSource::Invocation(name),
+        Record::InvocationNote => step::AddedSource::InvocationNote,
+        Record::Notice(SkillNotice::Changed { name, provider, body_digest }) => {
+            step::AddedSource::Changed(step::ChangedNotice { name, provider, body_digest })
+        }
+        Record::Notice(SkillNotice::Gone { name }) => step::AddedSource::Gone(name),
+        Record::Notice(SkillNotice::Reload { names }) => step::AddedSource::Reload(names),
     }
 }

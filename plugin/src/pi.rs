@@ -112,6 +112,7 @@ mod tests {
             body_digest: None,
             name: name.to_owned(),
             description: description.to_owned(),
+            when_to_use: None,
             invocation: InvocationPolicy { model_invocable, user_invocable: true },
             provider: "local".to_owned(),
             source: "project-agents".to_owned(),

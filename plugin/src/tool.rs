@@ -344,6 +344,7 @@ mod tests {
             body_digest: None,
             name: name.to_owned(),
             description: "D.".to_owned(),
+            when_to_use: None,
             invocation: policy(model_invocable),
             provider: "memory".to_owned(),
             source: "memory".to_owned(),

@@ -19,6 +19,8 @@ pub struct SkillSummary {
     pub name: String,
     /// Raw description.
     pub description: String,
+    /// The provider's `whenToUse`, raw, when it has one.
+    pub when_to_use: Option<String>,
     /// Invocation policy.
     pub invocation: InvocationPolicy,
     /// Serving provider.
@@ -39,6 +41,7 @@ impl SkillSummary {
         Self {
             name: name.to_owned(),
             description: description.to_owned(),
+            when_to_use: None,
             invocation: InvocationPolicy { model_invocable, user_invocable: true },
             provider: "runtime".to_owned(),
             source: "runtime".to_owned(),

@@ -51,6 +51,7 @@ fn skill(name: String, description: String, model_invocable: bool) -> SkillSumma
         body_digest: None,
         name,
         description,
+        when_to_use: None,
         invocation: InvocationPolicy { model_invocable, user_invocable: true },
         provider: "p".to_owned(),
         source: "p".to_owned(),

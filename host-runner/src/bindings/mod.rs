@@ -9,6 +9,7 @@
 //! and one arm in each of [`Guest`]'s methods.
 
 mod v0_1_0;
+mod v0_2_0;
 
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
@@ -35,22 +36,26 @@ pub use current::{plugin, registry, session, step, types};
 pub enum ContractVersion {
     /// `dsh:skill@0.1.0`: the `skill` tool loads by name only.
     V0_1_0,
-    /// `dsh:skill@0.2.0`, this host's own: `tool-success.value` is a variant
-    /// (a skill, or a query's matches).
+    /// `dsh:skill@0.2.0`: `tool-success.value` is a variant (a skill, or a
+    /// query's matches).
     V0_2_0,
+    /// `dsh:skill@0.3.0`, this host's own: added messages are typed records,
+    /// and a skill summary carries its `whenToUse`.
+    V0_3_0,
 }
 
 impl ContractVersion {
     /// Every version this host accepts, newest first.
-    pub const ACCEPTED: [Self; 2] = [Self::V0_2_0, Self::V0_1_0];
+    pub const ACCEPTED: [Self; 3] = [Self::V0_3_0, Self::V0_2_0, Self::V0_1_0];
     /// The version this host's own component (and `../wit`) is.
-    pub const CURRENT: Self = Self::V0_2_0;
+    pub const CURRENT: Self = Self::V0_3_0;
 
-    /// The version number, as the WIT package spells it (`0.2.0`).
+    /// The version number, as the WIT package spells it (`0.3.0`).
     pub fn number(self) -> &'static str {
         match self {
             Self::V0_1_0 => "0.1.0",
             Self::V0_2_0 => "0.2.0",
+            Self::V0_3_0 => "0.3.0",
         }
     }
 
@@ -58,7 +63,8 @@ impl ContractVersion {
     pub fn wit(self) -> &'static str {
         match self {
             Self::V0_1_0 => include_str!("../../../wit/released/0.1.0/world.wit"),
-            Self::V0_2_0 => include_str!("../../../wit/world.wit"),
+            Self::V0_2_0 => include_str!("../../../wit/released/0.2.0/world.wit"),
+            Self::V0_3_0 => include_str!("../../../wit/world.wit"),
         }
     }
 
@@ -88,7 +94,8 @@ impl ContractVersion {
 /// What a [`Guest`] is instantiated from: the component, linked for its version.
 pub(crate) enum GuestPre<T: 'static> {
     V0_1_0(v0_1_0::SkillPluginPre<T>),
-    V0_2_0(current::SkillPluginPre<T>),
+    V0_2_0(v0_2_0::SkillPluginPre<T>),
+    V0_3_0(current::SkillPluginPre<T>),
 }
 
 impl<T: 'static> GuestPre<T> {
@@ -106,8 +113,12 @@ impl<T: 'static> GuestPre<T> {
                 Self::V0_1_0(v0_1_0::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
             }
             ContractVersion::V0_2_0 => {
+                v0_2_0::SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, call)?;
+                Self::V0_2_0(v0_2_0::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
+            }
+            ContractVersion::V0_3_0 => {
                 current::SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, call)?;
-                Self::V0_2_0(current::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
+                Self::V0_3_0(current::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
             }
         })
     }
@@ -116,6 +127,7 @@ impl<T: 'static> GuestPre<T> {
         Ok(match self {
             Self::V0_1_0(pre) => Guest::V0_1_0(pre.instantiate(store)?),
             Self::V0_2_0(pre) => Guest::V0_2_0(pre.instantiate(store)?),
+            Self::V0_3_0(pre) => Guest::V0_3_0(pre.instantiate(store)?),
         })
     }
 }
@@ -123,7 +135,8 @@ impl<T: 'static> GuestPre<T> {
 /// A plugin instance, of whichever version, called with the current types.
 pub(crate) enum Guest {
     V0_1_0(v0_1_0::SkillPlugin),
-    V0_2_0(current::SkillPlugin),
+    V0_2_0(v0_2_0::SkillPlugin),
+    V0_3_0(current::SkillPlugin),
 }
 
 impl Guest {
@@ -131,13 +144,15 @@ impl Guest {
         match self {
             Self::V0_1_0(guest) => guest.dsh_skill_plugin().call_configure(store, config),
             Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_configure(store, config),
+            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_configure(store, config),
         }
     }
 
     pub(crate) fn call_definition<T>(&self, store: &mut Store<T>) -> wasmtime::Result<plugin::ToolDefinition> {
         match self {
             Self::V0_1_0(guest) => guest.dsh_skill_plugin().call_definition(store).map(v0_1_0::tool_definition),
-            Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_definition(store),
+            Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_definition(store).map(v0_2_0::tool_definition),
+            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_definition(store),
         }
     }
 
@@ -151,7 +166,11 @@ impl Guest {
                 .dsh_skill_plugin()
                 .call_pre_step(store, v0_1_0::step_context(context))?
                 .map_err(v0_1_0::step_error)),
-            Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_pre_step(store, context),
+            Self::V0_2_0(guest) => Ok(guest
+                .dsh_skill_plugin()
+                .call_pre_step(store, v0_2_0::step_context(context))?
+                .map_err(v0_2_0::step_error)),
+            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_pre_step(store, context),
         }
     }
 
@@ -164,7 +183,10 @@ impl Guest {
             Self::V0_1_0(guest) => {
                 Ok(guest.dsh_skill_plugin().call_invoke(store, arguments)?.map(v0_1_0::tool_success))
             }
-            Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_invoke(store, arguments),
+            Self::V0_2_0(guest) => {
+                Ok(guest.dsh_skill_plugin().call_invoke(store, arguments)?.map(v0_2_0::tool_success))
+            }
+            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_invoke(store, arguments),
         }
     }
 
@@ -174,7 +196,8 @@ impl Guest {
     ) -> wasmtime::Result<Result<String, plugin::StepError>> {
         match self {
             Self::V0_1_0(guest) => Ok(guest.dsh_skill_plugin().call_system_prompt(store)?.map_err(v0_1_0::step_error)),
-            Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_system_prompt(store),
+            Self::V0_2_0(guest) => Ok(guest.dsh_skill_plugin().call_system_prompt(store)?.map_err(v0_2_0::step_error)),
+            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_system_prompt(store),
         }
     }
 
@@ -185,7 +208,8 @@ impl Guest {
     ) -> wasmtime::Result<Result<String, plugin::StepError>> {
         match self {
             Self::V0_1_0(guest) => Ok(guest.dsh_skill_plugin().call_expand(store, text)?.map_err(v0_1_0::step_error)),
-            Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_expand(store, text),
+            Self::V0_2_0(guest) => Ok(guest.dsh_skill_plugin().call_expand(store, text)?.map_err(v0_2_0::step_error)),
+            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_expand(store, text),
         }
     }
 }

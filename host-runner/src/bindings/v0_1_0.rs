@@ -5,19 +5,22 @@
 //! 0.1.0 differs from 0.2.0 in one place: `tool-success.value` is a
 //! `skill-result`, not the `tool-value` variant (a 0.1.0 plugin has no
 //! search). Every other record is the same shape, so the imports answer by
-//! calling this host's 0.2.0 implementation and converting the records each
-//! interface defines for itself; the shared `types` interface is mapped onto
-//! the current Rust types outright (the component model matches records by
-//! structure, not by package version).
+//! calling this host's 0.2.0 implementation (`super::v0_2_0`, which converts
+//! to the current one) and converting the records each interface defines for
+//! itself; the shared `types` interface is mapped onto 0.2.0's Rust types
+//! outright (the component model matches records by structure, not by
+//! package version).
 
-use super::current;
+use super::{current, v0_2_0};
 
 wasmtime::component::bindgen!({
     path: "../wit/released/0.1.0",
     world: "skill-plugin",
     imports: { default: trappable },
-    with: { "dsh:skill/types@0.1.0": super::current::types },
+    with: { "dsh:skill/types@0.1.0": super::v0_2_0::types },
 });
+
+use v0_2_0::types as then;
 
 use dsh::skill::{registry, session, step};
 use exports::dsh::skill::plugin as api;
@@ -28,11 +31,11 @@ impl registry::Host for CallContext {
     fn snapshot(
         &mut self,
         known: Option<u64>,
-    ) -> wasmtime::Result<Result<registry::SnapshotAnswer, current::types::RegistryError>> {
-        let answer = current::registry::Host::snapshot(self, known)?;
+    ) -> wasmtime::Result<Result<registry::SnapshotAnswer, then::RegistryError>> {
+        let answer = v0_2_0::registry::Host::snapshot(self, known)?;
         Ok(answer.map(|answer| match answer {
-            current::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
-            current::registry::SnapshotAnswer::Changed(snapshot) => {
+            v0_2_0::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
+            v0_2_0::registry::SnapshotAnswer::Changed(snapshot) => {
                 registry::SnapshotAnswer::Changed(registry::SkillSnapshot {
                     complete: snapshot.complete,
                     revision: snapshot.revision,
@@ -45,15 +48,15 @@ impl registry::Host for CallContext {
     fn list_skills(
         &mut self,
         name: Option<String>,
-    ) -> wasmtime::Result<Result<Vec<current::types::SkillSummary>, current::types::RegistryError>> {
-        current::registry::Host::list_skills(self, name)
+    ) -> wasmtime::Result<Result<Vec<then::SkillSummary>, then::RegistryError>> {
+        v0_2_0::registry::Host::list_skills(self, name)
     }
 
     fn get_skill(
         &mut self,
         name: String,
-    ) -> wasmtime::Result<Result<Option<current::types::SkillDefinition>, current::types::RegistryError>> {
-        current::registry::Host::get_skill(self, name)
+    ) -> wasmtime::Result<Result<Option<then::SkillDefinition>, then::RegistryError>> {
+        v0_2_0::registry::Host::get_skill(self, name)
     }
 }
 
@@ -66,9 +69,9 @@ impl session::Host for CallContext {
     ) -> wasmtime::Result<session::MessageRefPage> {
         let filters = filters
             .into_iter()
-            .map(|filter| current::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
+            .map(|filter| v0_2_0::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
             .collect();
-        let page = current::session::Host::list_user_messages(self, filters, before, limit)?;
+        let page = v0_2_0::session::Host::list_user_messages(self, filters, before, limit)?;
         Ok(session::MessageRefPage {
             refs: page
                 .refs
@@ -79,25 +82,25 @@ impl session::Host for CallContext {
         })
     }
 
-    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<current::types::Message>> {
-        current::session::Host::get_user_message(self, seq)
+    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<then::Message>> {
+        v0_2_0::session::Host::get_user_message(self, seq)
     }
 }
 
 impl step::Host for CallContext {
-    fn proposed_messages(&mut self) -> wasmtime::Result<Vec<current::types::Message>> {
-        current::step::Host::proposed_messages(self)
+    fn proposed_messages(&mut self) -> wasmtime::Result<Vec<then::Message>> {
+        v0_2_0::step::Host::proposed_messages(self)
     }
 
     fn decide(&mut self, messages: Vec<step::DecidedMessage>) -> wasmtime::Result<()> {
         let messages = messages
             .into_iter()
             .map(|decided| match decided {
-                step::DecidedMessage::Proposed(index) => current::step::DecidedMessage::Proposed(index),
-                step::DecidedMessage::Added(message) => current::step::DecidedMessage::Added(message),
+                step::DecidedMessage::Proposed(index) => v0_2_0::step::DecidedMessage::Proposed(index),
+                step::DecidedMessage::Added(message) => v0_2_0::step::DecidedMessage::Added(message),
             })
             .collect();
-        current::step::Host::decide(self, messages)
+        v0_2_0::step::Host::decide(self, messages)
     }
 }
 
@@ -141,7 +144,7 @@ pub(super) fn tool_success(success: api::ToolSuccess) -> current::plugin::ToolSu
         value: current::plugin::ToolValue::Skill(current::plugin::SkillResult {
             name: result.name,
             provider: result.provider,
-            resource_base: result.resource_base,
+            resource_base: result.resource_base.map(v0_2_0::resource_base_in),
             content: result.content,
         }),
         text: success.text,

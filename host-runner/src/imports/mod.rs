@@ -17,7 +17,7 @@ use crate::registry::{ProviderDeadline, RegistrySnapshot, SkillRegistry};
 use crate::session::SharedSession;
 
 pub(crate) use session::content_to_wit;
-pub(crate) use step::StepCall;
+pub(crate) use step::{Decided, StepCall, written};
 
 /// What one plugin call may reach: the registry (for the call's working
 /// directory only), the session, the step a pre-step decides, whether the

@@ -105,6 +105,7 @@ fn summary(skill: &SkillCandidate) -> wit::SkillSummary {
     wit::SkillSummary {
         name: skill.name.clone(),
         description: skill.description.clone(),
+        when_to_use: skill.when_to_use.clone(),
         invocation: policy(skill),
         provider: skill.provider.clone(),
         source: skill.source.clone(),

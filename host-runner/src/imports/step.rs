@@ -2,7 +2,9 @@
 //! The host keeps both; what the plugin decided is checked after the call
 //! (see `crate::plugin`).
 
-use crate::bindings::step::{DecidedMessage, Host};
+use skill_rules::{CatalogEntry, Record, SkillCatalog, SkillNotice};
+
+use crate::bindings::step::{AddedMessage, AddedSource, DecidedMessage, Host};
 use crate::bindings::types as wit;
 
 /// One pre-step's proposal and what the plugin decided.
@@ -11,7 +13,7 @@ pub(crate) struct StepCall {
     /// The proposed messages of an entering decision (none for a reject).
     pub proposed: Vec<wit::Message>,
     /// The messages of the plugin's first `decide`, if it made one.
-    pub decided: Option<Vec<DecidedMessage>>,
+    pub decided: Option<Vec<Decided>>,
     /// How many times it called `decide` (a valid pre-step: at most once).
     pub decisions: u32,
 }
@@ -25,14 +27,77 @@ impl Host for super::CallContext {
     }
 
     fn decide(&mut self, messages: Vec<DecidedMessage>) -> wasmtime::Result<()> {
+        self.decide_with(messages, |decided| match decided {
+            DecidedMessage::Proposed(index) => Decided::Proposed(index),
+            DecidedMessage::Added(added) => Decided::Added(written(added)),
+        })
+    }
+}
+
+/// One message of a decision, whichever contract version made it: a
+/// proposed one kept by index, or an added one with its source as JSON
+/// text, which the host checks (docs/spec.md §8.5).
+#[derive(Clone, Debug)]
+pub(crate) enum Decided {
+    /// The proposed message at this index.
+    Proposed(u32),
+    /// A message the plugin added: a typed record written as its JSON
+    /// source (0.3.0 on), or the source a plugin wrote itself (before).
+    Added(wit::Message),
+}
+
+impl super::CallContext {
+    /// Keeps the first decision of a pre-step (converted by `convert`) and
+    /// counts every one; `step.decide` of any contract version.
+    pub(crate) fn decide_with<M>(
+        &mut self,
+        messages: Vec<M>,
+        convert: impl FnMut(M) -> Decided,
+    ) -> wasmtime::Result<()> {
         match &mut self.step {
             Some(step) => {
                 step.decisions = step.decisions.saturating_add(1);
-                step.decided.get_or_insert(messages);
+                if step.decided.is_none() {
+                    step.decided = Some(messages.into_iter().map(convert).collect());
+                }
                 Ok(())
             }
             None => Err(outside_a_pre_step("decide")),
         }
+    }
+}
+
+/// A typed added message as the session stores it: its record written by
+/// [`Record::to_json`], the one writer of sources, and its text as the one
+/// block. The host checks the result as it checks a source a plugin wrote
+/// (names, digests and counts are not in the types).
+pub(crate) fn written(added: AddedMessage) -> wit::Message {
+    wit::Message { source: record(added.source).to_json(), content: vec![wit::ContentBlock::Text(added.text)] }
+}
+
+/// The record a typed source is.
+fn record(source: AddedSource) -> Record {
+    match source {
+        AddedSource::Catalog => Record::Catalog,
+        AddedSource::SkillCatalog(catalog) => Record::SkillCatalog(SkillCatalog {
+            update: catalog.update,
+            entries: catalog
+                .entries
+                .into_iter()
+                .map(|entry| CatalogEntry { name: entry.name, description: entry.description })
+                .collect(),
+            coverage: catalog.coverage,
+        }),
+        AddedSource::CatalogUpdate(removed) => Record::CatalogUpdate { removed },
+        AddedSource::Invocation(name) => Record::Invocation { name },
+        AddedSource::InvocationNote => Record::InvocationNote,
+        AddedSource::Changed(notice) => Record::Notice(SkillNotice::Changed {
+            name: notice.name,
+            provider: notice.provider,
+            body_digest: notice.body_digest,
+        }),
+        AddedSource::Gone(name) => Record::Notice(SkillNotice::Gone { name }),
+        AddedSource::Reload(names) => Record::Notice(SkillNotice::Reload { names }),
     }
 }
 

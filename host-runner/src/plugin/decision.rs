@@ -6,9 +6,9 @@
 use serde_json::Value;
 use skill_rules::{Record, Refusal, SkillNotice};
 
-use crate::bindings::step::DecidedMessage;
 use crate::bindings::types as wit;
 use crate::error::HostError;
+use crate::imports::Decided;
 use crate::imports::StepCall;
 use crate::message;
 use crate::sandbox::OutputLimits;
@@ -36,7 +36,7 @@ pub(super) fn apply_decision(proposed: Decision, step: StepCall, limits: OutputL
         return Ok(Decision::Enter(proposed));
     };
     let mut check = OutputCheck::new("pre-step", limits);
-    check.added_count(decided.iter().filter(|message| matches!(message, DecidedMessage::Added(_))).count())?;
+    check.added_count(decided.iter().filter(|message| matches!(message, Decided::Added(_))).count())?;
     let invocable = gesture_names(&proposed);
     let mut kept_up_to = 0;
     let mut catalogs = 0;
@@ -49,7 +49,7 @@ pub(super) fn apply_decision(proposed: Decision, step: StepCall, limits: OutputL
     let mut messages = Vec::with_capacity(decided.len().min(proposed.len().saturating_add(limits.max_added_messages)));
     for message in decided {
         let message = match message {
-            DecidedMessage::Proposed(index) => {
+            Decided::Proposed(index) => {
                 let index = index as usize;
                 if index < kept_up_to || index >= proposed.len() {
                     return Err(invalid(format!(
@@ -62,7 +62,7 @@ pub(super) fn apply_decision(proposed: Decision, step: StepCall, limits: OutputL
                 messages.push(std::mem::take(&mut proposed[index]));
                 continue;
             }
-            DecidedMessage::Added(message) => message,
+            Decided::Added(message) => message,
         };
         added_count += 1;
         check.added_message(added_count, &message)?;

@@ -1,22 +1,22 @@
 use super::*;
-use crate::bindings::step::DecidedMessage;
+use crate::imports::Decided;
 use crate::message::{self, CATALOG_SOURCE};
 use crate::sandbox::OutputLimits;
 
 mod records;
 
-fn added(source: &str, texts: &[&str]) -> DecidedMessage {
-    DecidedMessage::Added(wit::Message {
+fn added(source: &str, texts: &[&str]) -> Decided {
+    Decided::Added(wit::Message {
         source: source.to_owned(),
         content: texts.iter().map(|text| wit::ContentBlock::Text((*text).to_owned())).collect(),
     })
 }
 
-fn injection(name: &str) -> DecidedMessage {
+fn injection(name: &str) -> Decided {
     added(&format!(r#"{{"kind":"skill-invocation","name":"{name}","form":"instructions"}}"#), &["body"])
 }
 
-fn notice_about(name: &str) -> DecidedMessage {
+fn notice_about(name: &str) -> Decided {
     added(&format!(r#"{{"kind":"skill-notice","form":"gone","name":"{name}"}}"#), &["gone"])
 }
 
@@ -67,7 +67,7 @@ fn search_matches_answer_a_query_with_at_most_five_distinct_skills_and_record_no
 }
 
 /// The decision `decided` made on one user message naming `names`.
-fn apply(names: &[String], decided: Vec<DecidedMessage>) -> Result<Decision, HostError> {
+fn apply(names: &[String], decided: Vec<Decided>) -> Result<Decision, HostError> {
     let text: Vec<String> = names.iter().map(|name| format!("/{name}")).collect();
     let proposed = message::user_message(message::user_source(), &text.join(" "));
     let step = StepCall { decided: Some(decided), decisions: 1, ..StepCall::default() };
@@ -92,7 +92,7 @@ fn the_default_cap_holds_everything_the_plugin_adds_to_a_step() {
     assert!(OutputLimits::default().max_added_messages >= skill_rules::MAX_PLUGIN_ADDED_MESSAGES);
     // That worst case, with seventy skills named, is accepted as it is.
     let names: Vec<String> = (1..=70).map(|index| format!("s{index}")).collect();
-    let mut decided = vec![DecidedMessage::Proposed(0), added(&CATALOG_SOURCE.to_string(), &["catalog"])];
+    let mut decided = vec![Decided::Proposed(0), added(&CATALOG_SOURCE.to_string(), &["catalog"])];
     decided.extend((0..skill_rules::MAX_SKILL_NOTICES).map(|index| notice_about(&format!("n{index}"))));
     decided.push(added(r#"{"kind":"skill-notice","form":"reload","names":["r"]}"#, &["reload"]));
     decided.extend(names[..skill_rules::MAX_INVOKED_SKILLS].iter().map(|name| injection(name)));

@@ -32,6 +32,7 @@ impl FakeRegistry {
             .map(|(name, description)| SkillSummary {
                 name: (*name).to_owned(),
                 description: (*description).to_owned(),
+                when_to_use: None,
                 invocation: InvocationPolicy { model_invocable: true, user_invocable: true },
                 provider: "runtime".to_owned(),
                 source: "runtime".to_owned(),

@@ -5,7 +5,11 @@
 
 use serde_json::Value;
 
+use skill_rules::{Record, SkillNotice};
+
 use super::*;
+use crate::bindings::step::{self, AddedMessage, AddedSource};
+use crate::imports::written;
 use crate::plugin::decision::added_message;
 
 /// The table: what a pre-step may add, and what is refused.
@@ -127,8 +131,7 @@ fn every_step_of_the_table_enters_or_is_refused_as_it_says() {
     for step in table()["steps"].as_array().expect("steps") {
         let names: Vec<String> =
             step["names"].as_array().unwrap().iter().map(|name| name.as_str().unwrap().to_owned()).collect();
-        let decided =
-            step["added"].as_array().unwrap().iter().map(|row| DecidedMessage::Added(message_of(row))).collect();
+        let decided = step["added"].as_array().unwrap().iter().map(|row| Decided::Added(message_of(row))).collect();
         let result = apply(&names, decided);
         match step.get("accepted").and_then(Value::as_u64) {
             Some(count) => {
@@ -144,4 +147,76 @@ fn every_step_of_the_table_enters_or_is_refused_as_it_says() {
 #[test]
 fn a_digest_is_what_the_records_call_one() {
     assert_eq!(MAX_DIGEST_BYTES, skill_rules::MAX_BODY_DIGEST_BYTES);
+}
+
+/// A record as a 0.3.0 plugin sends it (the inverse of the host's reading).
+fn typed(record: Record) -> AddedSource {
+    match record {
+        Record::Catalog => AddedSource::Catalog,
+        Record::SkillCatalog(catalog) => AddedSource::SkillCatalog(step::SkillCatalog {
+            update: catalog.update,
+            entries: catalog
+                .entries
+                .into_iter()
+                .map(|entry| step::CatalogEntry { name: entry.name, description: entry.description })
+                .collect(),
+            coverage: catalog.coverage,
+        }),
+        Record::CatalogUpdate { removed } => AddedSource::CatalogUpdate(removed),
+        Record::Invocation { name } => AddedSource::Invocation(name),
+        Record::InvocationNote => AddedSource::InvocationNote,
+        Record::Notice(SkillNotice::Changed { name, provider, body_digest }) => {
+            AddedSource::Changed(step::ChangedNotice { name, provider, body_digest })
+        }
+        Record::Notice(SkillNotice::Gone { name }) => AddedSource::Gone(name),
+        Record::Notice(SkillNotice::Reload { names }) => AddedSource::Reload(names),
+    }
+}
+
+/// 0.3.0's typed records: every source the table accepts, sent as its
+/// record, is written in the record's own form and accepted as that record.
+#[test]
+fn every_accepted_source_sent_as_a_typed_record_is_written_as_the_plugin_writes_it() {
+    for row in table()["sources"].as_array().unwrap().iter().filter(|row| row.get("accepted").is_some()) {
+        let record = Record::parse(&source_text(row)).unwrap_or_else(|_| panic!("{row}"));
+        let message = written(AddedMessage { source: typed(record.clone()), text: "text".to_owned() });
+        assert_eq!(message.source, record.to_json(), "{row}");
+        let added = added_message(&message).unwrap_or_else(|error| panic!("{error}: {row}"));
+        assert_eq!(added.record, record, "{row}");
+    }
+}
+
+/// What the types cannot say (names, digests, distinctness, counts) is
+/// checked on the written source, with the texts a source text gets.
+#[test]
+fn a_typed_record_the_grammar_refuses_is_refused_with_the_text_of_its_source() {
+    let changed = |provider: &str, digest: Option<&str>| {
+        AddedSource::Changed(step::ChangedNotice {
+            name: "a".to_owned(),
+            provider: provider.to_owned(),
+            body_digest: digest.map(str::to_owned),
+        })
+    };
+    let cases = [
+        (AddedSource::Invocation("Not A Name".to_owned()), "foreign"),
+        (AddedSource::CatalogUpdate(vec!["a".to_owned(), "a".to_owned()]), "foreign"),
+        (
+            AddedSource::SkillCatalog(step::SkillCatalog {
+                update: false,
+                entries: vec![step::CatalogEntry { name: "../x".to_owned(), description: "d".to_owned() }],
+                coverage: None,
+            }),
+            "foreign",
+        ),
+        (AddedSource::Gone("-bad".to_owned()), "not-a-notice"),
+        (AddedSource::Reload(Vec::new()), "not-a-notice"),
+        (AddedSource::Reload(vec!["b".to_owned(), "a".to_owned(), "a".to_owned()]), "not-a-notice"),
+        (changed("", None), "not-a-notice"),
+        (changed("p", Some(&"x".repeat(129))), "not-a-notice"),
+    ];
+    for (source, refusal) in cases {
+        let message = written(AddedMessage { source, text: "text".to_owned() });
+        let row = serde_json::json!({ "refused": refusal });
+        assert_eq!(added_message(&message).err(), Some(reason(&row, &message.source)), "{}", message.source);
+    }
 }
