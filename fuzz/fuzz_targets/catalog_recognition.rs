@@ -59,10 +59,12 @@ fn skills(u: &mut Unstructured<'_>) -> arbitrary::Result<Vec<SkillSummary>> {
         skills.push(SkillSummary {
             name: skill_name(u)?,
             description: u.arbitrary()?,
+            when_to_use: None,
             invocation: InvocationPolicy { model_invocable: u.arbitrary()?, user_invocable: true },
             provider: "fuzz".to_owned(),
             source: "fuzz".to_owned(),
             path: None,
+            body_digest: None,
         });
     }
     skills.sort_by(|a, b| a.name.cmp(&b.name));

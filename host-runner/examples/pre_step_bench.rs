@@ -359,6 +359,7 @@ mod native {
             body_digest: None,
             name: skill.name.clone(),
             description: skill.description.clone(),
+            when_to_use: skill.when_to_use.clone(),
             invocation: core::InvocationPolicy {
                 model_invocable: skill.invocation.model_invocable,
                 user_invocable: skill.invocation.user_invocable,
