@@ -43,3 +43,15 @@ def plugin_v0_1() -> bytes:
 
 def scenario_files() -> list[Path]:
     return sorted(p for p in SCENARIOS.glob("*.json") if not p.name.endswith(".expected.json"))
+
+
+def skill_host() -> Path:
+    """The skill-host binary: $SKILL_HOST, else target/debug/skill-host; a
+    skip when there is none (a failure when fixtures are required)."""
+    path = Path(os.environ.get("SKILL_HOST") or REPO / "target" / "debug" / "skill-host")
+    if not path.is_file():
+        message = f"no skill-host at {path}: set $SKILL_HOST, or cargo build -p skill-host"
+        if os.environ.get("DSH_SKILL_REQUIRE_FIXTURES") == "1":
+            raise AssertionError(message)
+        raise unittest.SkipTest(message)
+    return path

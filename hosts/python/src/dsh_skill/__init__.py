@@ -18,6 +18,7 @@ from __future__ import annotations
 from importlib import resources
 
 from .errors import HostError, ScenarioError
+from .local_provider import LocalProvider, LocalRoots
 from .memory_provider import MemoryProvider, MemorySkill
 from .output import OutputLimits
 from .plugin import (
@@ -43,6 +44,7 @@ from .registry import (
     ResourceBase,
     RuntimeSkill,
     SkillRegistry,
+    SkippedFile,
     body_digest,
 )
 from .sandbox import SandboxLimits
@@ -59,6 +61,8 @@ __all__ = [
     "HostError",
     "Invocation",
     "Listing",
+    "LocalProvider",
+    "LocalRoots",
     "MemoryProvider",
     "MemorySkill",
     "OutputLimits",
@@ -73,6 +77,7 @@ __all__ = [
     "SessionError",
     "SessionLog",
     "SkillRegistry",
+    "SkippedFile",
     "StepOutcome",
     "ToolDefinition",
     "ToolOutcome",

@@ -71,6 +71,7 @@ class Candidate:
     rank: int = 100
     path: str | None = None
     body_digest: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass
@@ -82,9 +83,22 @@ class Definition:
 
 
 @dataclass
+class SkippedFile:
+    """A file a provider looked at and refused, and why (for diagnostics)."""
+
+    path: str
+    reason: str
+
+
+@dataclass
 class Listing:
+    """A provider's candidates; ``complete`` False when some state could not
+    be read (``problems`` says why, for the registry's warning)."""
+
     candidates: list[Candidate]
     complete: bool = True
+    skipped: list[SkippedFile] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
 
 class Provider(Protocol):
@@ -311,7 +325,10 @@ class SkillRegistry:
                 warnings.append(problem)
                 invalid = invalid or problem
                 continue
-            complete = complete and listing.complete
+            if not listing.complete:
+                complete = False
+                why = "; ".join(listing.problems)
+                warnings.append(f'skill provider "{provider.name}" listed incompletely' + (f": {why}" if why else ""))
             for local, candidate in enumerate(listing.candidates):
                 ranked.append((candidate.rank, index, local, Winner(candidate, index)))
         ranked.sort(key=lambda entry: entry[:3])
