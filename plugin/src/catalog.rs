@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 use crate::budget::{self, Candidate, Shown};
 use crate::catalog_update::ShownCatalog;
 use crate::config::Config;
-use crate::description::{ELLIPSIS, catalog_description, catalog_description_utf16};
+use crate::description::{ELLIPSIS, catalog_description, catalog_description_utf16, with_when_to_use};
 use crate::escape;
 use crate::types::{ContentBlock, Message, SkillSummary};
 
@@ -132,7 +132,8 @@ impl Catalog {
 
     /// Builds the catalog `config` asks for: [`Catalog::build`] without the
     /// options of docs/spec.md §3.13; with them, excluded skills left out,
-    /// name-only ones listed as `` - `name`: ... `` and, under a budget, the
+    /// name-only ones listed as `` - `name`: ... ``, descriptions followed by
+    /// the skill's `whenToUse` (`catalogWhenToUse`) and, under a budget, the
     /// entries chosen and cut to fit, followed by the coverage line.
     pub fn for_config<'a>(skills: impl IntoIterator<Item = &'a SkillSummary>, config: &Config) -> Self {
         let max_length = config.catalog_description_max_length;
@@ -144,6 +145,8 @@ impl Catalog {
         let described = eligible.map(|skill| {
             let description = if config.names_only(&skill.name) {
                 ELLIPSIS.to_owned()
+            } else if config.catalog_when_to_use {
+                capped(&with_when_to_use(&skill.description, skill.when_to_use.as_deref()), max_length, form)
             } else {
                 capped(&skill.description, max_length, form)
             };

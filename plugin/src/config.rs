@@ -38,6 +38,8 @@ pub const EXCLUDE_ERROR: &str = r#"tool-skill: catalogExclude must be an array o
 /// The exact error for a bad `catalogSummaries` (docs/spec.md §3.13).
 pub const SUMMARIES_ERROR: &str = "tool-skill: catalogSummaries must be a boolean";
 
+/// The exact error for a bad `catalogWhenToUse` (docs/spec.md §3.13).
+pub const WHEN_TO_USE_ERROR: &str = "tool-skill: catalogWhenToUse must be a boolean";
 /// The exact error for a bad `catalogNameOnly` (docs/spec.md §3.13).
 pub const NAME_ONLY_ERROR: &str = r#"tool-skill: catalogNameOnly must be an array of at most 1024 skill names or patterns (a-z, 0-9, "-", "*" and "?")"#;
 
@@ -52,7 +54,7 @@ pub const UPDATES_ERROR: &str = r#"tool-skill: catalogUpdates must be "full" or 
 pub const DELTA_FORM_ERROR: &str = r#"tool-skill: catalogUpdates "delta" needs catalogSource "plugin""#;
 
 /// The configuration keys, as the unknown-key error lists them.
-const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch";
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch";
 
 /// How a catalog change reaches the model (`catalogUpdates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -88,6 +90,9 @@ pub struct Config {
     /// Opt-in, under a budget: a description that does not fit whole is
     /// shown as its first sentence when that fits, before any is cut.
     pub catalog_summaries: bool,
+    /// Opt-in: a catalog entry's description is followed by the skill's
+    /// `whenToUse`, as one text.
+    pub catalog_when_to_use: bool,
     /// Skills listed first under a budget, never shortened (sorted, unique).
     pub catalog_pinned: Vec<String>,
     /// Names and patterns of skills the catalog leaves out, compiled once
@@ -120,6 +125,7 @@ impl Config {
         catalog_form: CatalogForm::Plugin,
         catalog_budget: None,
         catalog_summaries: false,
+        catalog_when_to_use: false,
         catalog_pinned: Vec::new(),
         catalog_exclude: SkillPatterns::EMPTY,
         catalog_name_only: SkillPatterns::EMPTY,
@@ -200,6 +206,11 @@ impl Config {
                     Value::Null => {}
                     Value::Bool(enabled) => config.catalog_summaries = *enabled,
                     _ => return Err(SUMMARIES_ERROR.to_owned()),
+                },
+                "catalogWhenToUse" => match value {
+                    Value::Null => {}
+                    Value::Bool(enabled) => config.catalog_when_to_use = *enabled,
+                    _ => return Err(WHEN_TO_USE_ERROR.to_owned()),
                 },
                 "catalogPinned" => {
                     let names = strings(value, skill_rules::is_skill_name).ok_or_else(|| PINNED_ERROR.to_owned())?;
@@ -322,7 +333,7 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch)".to_owned())
         );
     }
 

@@ -4,6 +4,8 @@
 /// The reference normalises with `/\s+/g`: ECMAScript's whitespace class.
 pub use skill_rules::is_ecmascript_whitespace;
 
+pub use skill_rules::with_when_to_use;
+
 /// The suffix marking a truncated description.
 pub const ELLIPSIS: &str = "...";
 
@@ -64,6 +66,20 @@ fn normalise(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn when_to_use_follows_the_description_as_one_text_normalised_and_capped_with_it() {
+        let text = |description, when| catalog_description(&with_when_to_use(description, when), 40);
+        assert_eq!(text("Ship it.", Some("Asked\tto deploy.")), "Ship it. When to use: Asked to deploy.");
+        assert_eq!(text("Ship it. ", Some(" x ")), "Ship it. When to use: x");
+        assert_eq!(text("", Some("Asked.")), "When to use: Asked.");
+        assert_eq!(text("Ship it.", Some(" \n ")), "Ship it.");
+        assert_eq!(text("Ship it.", None), "Ship it.");
+        assert_eq!(
+            text("Ship the release.", Some("The user asks to deploy.")),
+            "Ship the release. When to use: The us..."
+        );
+    }
 
     #[test]
     fn collapses_every_ecmascript_whitespace_run_and_trims() {

@@ -80,6 +80,21 @@ pub const CATALOG_CLOSE_MARKER: &str = "</available_skills>";
 /// How the coverage line of a budgeted catalog starts (docs/spec.md §3.13).
 pub const COVERAGE_PREFIX: &str = "Catalog coverage: ";
 
+/// What joins a description and the skill's `whenToUse` in a catalog entry
+/// under `catalogWhenToUse` (docs/spec.md §3.13).
+pub const WHEN_TO_USE_JOINER: &str = " When to use: ";
+
+/// The text a catalog entry describes a skill with under `catalogWhenToUse`
+/// (docs/spec.md §3.13): its description, then [`WHEN_TO_USE_JOINER`] and its
+/// `whenToUse`, as one raw text that is then normalised and capped as a
+/// description is. A `whenToUse` that is only whitespace adds nothing.
+pub fn with_when_to_use<'a>(description: &'a str, when_to_use: Option<&str>) -> alloc::borrow::Cow<'a, str> {
+    match when_to_use.filter(|when| when.chars().any(|c| !is_ecmascript_whitespace(c))) {
+        Some(when) => alloc::borrow::Cow::Owned([description, WHEN_TO_USE_JOINER, when].concat()),
+        None => alloc::borrow::Cow::Borrowed(description),
+    }
+}
+
 /// A description as the catalog measures it (docs/spec.md §3.5): every run
 /// of ECMAScript whitespace collapsed to one space, trimmed, not capped.
 pub fn normalise_description(raw: &str) -> String {

@@ -2,8 +2,9 @@
 //! `dsh:skill@0.1.0` (`tests/fixtures/plugin-v0-1`, from
 //! `wit/released/0.1.0`) runs under today's host with its 0.1.0 behaviour,
 //! through the library and through `skill-host --plugin`, every export and
-//! import converted; a version the host does not know is refused with the
-//! versions it runs.
+//! import converted; the hostile plugin is a `0.2.0` one (its cases, in
+//! `cross_host.rs` and the host's tests, run through the 0.2.0 conversions);
+//! a version the host does not know is refused with the versions it runs.
 
 use std::sync::Arc;
 
@@ -16,6 +17,13 @@ use crate::common::{Sandbox, path, plugin as embedded, repo_root, stderr, stdout
 use crate::handwritten::Guest;
 
 static PLUGIN_V0_1: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/plugin_v0_1.wasm"));
+static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin.wasm"));
+
+/// `wit/released/0.2.0/world.wit`'s SHA-256, as released.
+const RELEASED_0_2_0: &str = "f9ec91819d7e4f4fa3a45cfe9ba6c2b2bfa6e5d1752ff876606396bed48cff83";
+
+/// The refusal of a version the host does not run, after `cannot load the plugin component: `.
+const NOT_RUN: &str = "the component exports dsh:skill/plugin@0.4.0, but this host runs one that exports dsh:skill/plugin@0.3.0 or dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0";
 
 /// The example workspace's model-invocable skills, as the 0.1.0 plugin lists them.
 const CATALOG: &str = "0.1.0 catalog: commit-message, release-notes, review-pr, triage-bug";
@@ -92,9 +100,12 @@ fn skill_host_runs_a_0_1_0_plugin_from_a_file() {
 #[test]
 fn the_wit_of_each_accepted_version_is_printed_as_released() {
     let sandbox = Sandbox::new();
-    for (argument, file) in
-        [(None, "wit/world.wit"), (Some("0.2.0"), "wit/world.wit"), (Some("0.1.0"), "wit/released/0.1.0/world.wit")]
-    {
+    for (argument, file) in [
+        (None, "wit/world.wit"),
+        (Some("0.3.0"), "wit/world.wit"),
+        (Some("0.2.0"), "wit/released/0.2.0/world.wit"),
+        (Some("0.1.0"), "wit/released/0.1.0/world.wit"),
+    ] {
         let mut args = vec!["component", "--wit"];
         args.extend(argument);
         let output = sandbox.run(&args);
@@ -105,35 +116,39 @@ fn the_wit_of_each_accepted_version_is_printed_as_released() {
         let released = version.wit();
         assert!(released.contains(&format!("\npackage dsh:skill@{};\n", version.number())), "{version:?}");
     }
-    // A released WIT is never edited (a change is a new version): 0.1.0 as released.
-    let released = std::fs::read(repo_root().join("wit/released/0.1.0/world.wit")).unwrap();
-    assert_eq!(
-        Sha256::digest(&released).iter().map(|byte| format!("{byte:02x}")).collect::<String>(),
-        "827f3b06f2fdd03eb1d3b2e05f9e9fe45ef89b2fa5a89daa388b3a0a29791fda",
-        "wit/released/0.1.0/world.wit changed; it must stay as released"
-    );
-    let unknown = sandbox.run(&["component", "--wit", "0.3.0"]);
+    // A released WIT is never edited (a change is a new version): each as released.
+    for (file, digest) in [
+        ("wit/released/0.1.0/world.wit", "827f3b06f2fdd03eb1d3b2e05f9e9fe45ef89b2fa5a89daa388b3a0a29791fda"),
+        ("wit/released/0.2.0/world.wit", RELEASED_0_2_0),
+    ] {
+        let released = std::fs::read(repo_root().join(file)).unwrap();
+        assert_eq!(
+            Sha256::digest(&released).iter().map(|byte| format!("{byte:02x}")).collect::<String>(),
+            digest,
+            "{file} changed; it must stay as released"
+        );
+    }
+    let unknown = sandbox.run(&["component", "--wit", "0.4.0"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
         stderr(&unknown).trim_end(),
-        "error: this host runs no contract version \"0.3.0\"; it runs 0.2.0, 0.1.0"
+        "error: this host runs no contract version \"0.4.0\"; it runs 0.3.0, 0.2.0, 0.1.0"
     );
 }
 
 #[test]
 fn a_contract_version_the_host_does_not_run_is_refused_with_those_it_does() {
-    let future = Guest::default().component_at("0.3.0");
-    let error = Plugin::new(&future, "{}", SandboxLimits::default()).err().expect("0.3.0 is refused");
-    assert_eq!(
-        error.to_string(),
-        "cannot load the plugin component: the component exports dsh:skill/plugin@0.3.0, but this host runs one that exports dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0"
-    );
-    // The same plugin at 0.2.0 loads: only the version was refused.
-    let current = Guest::default().component_at("0.2.0");
-    assert_eq!(
-        Plugin::new(&current, "{}", SandboxLimits::default()).unwrap().contract_version(),
-        ContractVersion::V0_2_0
-    );
+    let future = Guest::default().component_at("0.4.0");
+    let error = Plugin::new(&future, "{}", SandboxLimits::default()).err().expect("0.4.0 is refused");
+    assert_eq!(error.to_string(), format!("cannot load the plugin component: {NOT_RUN}"));
+    // The same plugin at a version the host runs loads: only the version was refused.
+    for (number, version) in [("0.3.0", ContractVersion::V0_3_0), ("0.2.0", ContractVersion::V0_2_0)] {
+        let runs = Guest::default().component_at(number);
+        assert_eq!(Plugin::new(&runs, "{}", SandboxLimits::default()).unwrap().contract_version(), version);
+    }
+    // The hostile plugin, built against wit/released/0.2.0, is a 0.2.0 one.
+    let hostile = Plugin::new(HOSTILE, r#"{"mode":"none"}"#, SandboxLimits::default()).unwrap();
+    assert_eq!(hostile.contract_version(), ContractVersion::V0_2_0);
 }
 
 /// The Node host runs the same 0.1.0 component with the same results: a
@@ -211,11 +226,8 @@ fn both_refuse(sandbox: &Sandbox, component: &[u8]) -> (crate::cross_host::Repla
 #[test]
 fn both_hosts_refuse_a_version_they_do_not_run_alike() {
     let sandbox = Sandbox::new();
-    let (rust, node) = both_refuse(&sandbox, &Guest::default().component_at("0.3.0"));
-    assert_eq!(
-        rust.stderr.trim_end(),
-        "error: cannot load the plugin component: the component exports dsh:skill/plugin@0.3.0, but this host runs one that exports dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0"
-    );
+    let (rust, node) = both_refuse(&sandbox, &Guest::default().component_at("0.4.0"));
+    assert_eq!(rust.stderr.trim_end(), format!("error: cannot load the plugin component: {NOT_RUN}"));
     assert_eq!(node.stderr, rust.stderr);
 }
 
@@ -230,9 +242,9 @@ fn both_hosts_refuse_a_component_importing_another_version_than_it_exports() {
     let current = sandbox.path().join("plugin.wasm");
     let output = sandbox.run(&["component", "--output", path(&current)]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let mixed = patched(&std::fs::read(&current).unwrap(), "dsh:skill/plugin@0.2.0", "dsh:skill/plugin@0.1.0");
+    let mixed = patched(&std::fs::read(&current).unwrap(), "dsh:skill/plugin@0.3.0", "dsh:skill/plugin@0.2.0");
     let (rust, node) = both_refuse(&sandbox, &mixed);
-    let refusal = "error: cannot load the plugin component: component imports instance `dsh:skill/registry@0.2.0`, but a matching implementation was not found in the linker";
+    let refusal = "error: cannot load the plugin component: component imports instance `dsh:skill/registry@0.3.0`, but a matching implementation was not found in the linker";
     assert!(rust.stderr.starts_with(refusal), "{}", rust.stderr);
     assert_eq!(node.stderr.trim_end(), refusal);
 }

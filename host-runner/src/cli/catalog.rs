@@ -97,6 +97,8 @@ struct CatalogOptions {
     pinned: Vec<String>,
     /// `catalogSummaries`: a description may be shown as its first sentence.
     summaries: bool,
+    /// `catalogWhenToUse`: a description is followed by the skill's `whenToUse`.
+    when_to_use: bool,
     /// `catalogNameOnly`: names and patterns of skills listed by name alone.
     name_only: skill_rules::SkillPatterns,
     /// `userOnly`: names and patterns of skills kept from the model.
@@ -120,6 +122,7 @@ impl CatalogOptions {
         let (exclude, pinned) = (patterns("catalogExclude"), skill_rules::config_names(&value, "catalogPinned"));
         let (name_only, user_only) = (patterns("catalogNameOnly"), patterns("userOnly"));
         let summaries = value.get("catalogSummaries").and_then(Value::as_bool).unwrap_or(false);
+        let when_to_use = value.get("catalogWhenToUse").and_then(Value::as_bool).unwrap_or(false);
         let without_budget = match (budget, value.as_object_mut()) {
             (Some(_), Some(object)) => {
                 object.remove("catalogBudget");
@@ -127,7 +130,7 @@ impl CatalogOptions {
             }
             _ => None,
         };
-        Ok(Self { budget, exclude, pinned, summaries, name_only, user_only, without_budget })
+        Ok(Self { budget, exclude, pinned, summaries, when_to_use, name_only, user_only, without_budget })
     }
 
     /// The `catalogPinned` names no winning skill has, in the configuration's order.
@@ -405,7 +408,11 @@ fn rows<'a>(snapshot: &'a RegistrySnapshot, sources: &Sources<'a>) -> Vec<Row<'a
             let name = skill.name.as_str();
             let pinned = options.pinned.iter().any(|pin| pin == name);
             if let Some(shown) = published.entries.get(name) {
-                let whole = skill_rules::normalise_description(&skill.description);
+                let whole = skill_rules::normalise_description(&if options.when_to_use {
+                    skill_rules::with_when_to_use(&skill.description, skill.when_to_use.as_deref())
+                } else {
+                    skill.description.as_str().into()
+                });
                 // The description the budget started from: capped, not cut.
                 let capped_entry = capped.entries.get(name);
                 let summarised = options.summaries

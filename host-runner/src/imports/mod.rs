@@ -17,9 +17,9 @@ use crate::registry::{ProviderDeadline, RegistrySnapshot, SkillRegistry};
 use crate::session::SharedSession;
 
 pub(crate) use session::content_to_wit;
-pub(crate) use step::{Decided, StepCall};
 #[cfg(test)]
 pub(crate) use step::written;
+pub(crate) use step::{Decided, StepCall};
 
 /// What one plugin call may reach: the registry (for the call's working
 /// directory only), the session, the step a pre-step decides, whether the
