@@ -94,11 +94,16 @@ function loadedRecord(loaded) {
   return record;
 }
 
-/** A harness skill summary as the WIT `skill-summary`. */
+/**
+ * A harness skill summary as the WIT `skill-summary`: its `whenToUse` only
+ * when a non-empty string, as the contract has it (and as the harness's
+ * filesystem provider reads it).
+ */
 function summaryToWit(skill) {
   return {
     name: skill.name,
     description: skill.description,
+    whenToUse: typeof skill.whenToUse === 'string' && skill.whenToUse !== '' ? skill.whenToUse : undefined,
     invocation: {
       modelInvocable: skill.invocation?.modelInvocable === true,
       userInvocable: skill.invocation?.userInvocable === true,

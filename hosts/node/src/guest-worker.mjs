@@ -11,6 +11,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
 import { sameValue } from './json.mjs';
+import { writtenMessage } from './record.mjs';
 import { sandboxWasi } from './sandbox-wasi.mjs';
 
 const { moduleUrl, core, contract, port, wake, maxCopyBytes, debug } = workerData;
@@ -75,23 +76,41 @@ TextDecoder.prototype.decode = function decode(input, options) {
 let preloads = null;
 let preloadsUsed = 0;
 
-function hostCall(name, args) {
+/**
+ * Calls import `name` on the main thread with `args` as the guest gave them,
+ * charged as lifted; `sent` is what crosses, when the host converts them
+ * first (see `decided` below).
+ */
+function hostCall(name, args, sent = args) {
   chargeLists(args);
   // What the next import or the export's result copies starts afresh.
   copied = 0;
   if (preloads !== null) {
     const next = preloads[preloadsUsed];
-    if (next !== undefined && next.name === name && sameValue(next.args, args)) {
+    if (next !== undefined && next.name === name && sameValue(next.args, sent)) {
       preloadsUsed += 1;
       return next.answer;
     }
     preloads = null;
   }
-  send({ import: { name, args } });
+  send({ import: { name, args: sent } });
   const reply = receive();
   if ('failure' in reply) throw new HostImportError(reply.failure);
   return reply.value;
 }
+
+/** The versions whose plugin writes an added message's source itself, as JSON text. */
+const SOURCES_AS_TEXT = new Set(['0.1.0', '0.2.0']);
+
+/**
+ * A decided message as the main thread checks it, whatever the version: from
+ * `dsh:skill@0.3.0` on, an added message is a typed record, which the host
+ * writes as the JSON source a 0.2.0 plugin wrote (src/record.mjs, as
+ * skill-host's `written` does), so it is accepted and refused alike.
+ */
+const decided = SOURCES_AS_TEXT.has(contract)
+  ? (message) => message
+  : (message) => (message.tag === 'added' ? { tag: 'added', val: writtenMessage(message.val) } : message);
 
 const wasi = sandboxWasi();
 const imports = {
@@ -107,7 +126,7 @@ const imports = {
   },
   'dsh:skill/step': {
     proposedMessages: () => hostCall('proposedMessages', []),
-    decide: (messages) => hostCall('decide', [messages]),
+    decide: (messages) => hostCall('decide', [messages], [messages.map(decided)]),
   },
 };
 
@@ -120,7 +139,9 @@ let plugin = null;
  * version's values (as host-runner/src/bindings does for skill-host): a
  * `dsh:skill@0.1.0` tool result's value is a skill, not yet the
  * `skill`/`matches` variant. The imports above are jco's, unversioned: the
- * main thread has checked that they are all of that version.
+ * main thread has checked that they are all of that version. (A skill
+ * summary's `whenToUse`, new in 0.3.0, needs no conversion: jco lowers a
+ * record by its fields' names, so an older component never sees it.)
  */
 function pluginInterface(exports, version) {
   const exported = exports[`dsh:skill/plugin@${version}`];

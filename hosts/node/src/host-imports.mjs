@@ -20,10 +20,12 @@ const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
 const ABORTED = err({ tag: 'aborted' });
 
+/** A registry candidate as the WIT `skill-summary` (skill-host's `summary`, host-runner/src/imports/registry.rs). */
 function summary(candidate) {
   return {
     name: candidate.name,
     description: candidate.description,
+    whenToUse: candidate.whenToUse ?? undefined,
     invocation: { ...candidate.invocation },
     provider: candidate.provider,
     source: candidate.source,

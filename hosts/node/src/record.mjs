@@ -1,14 +1,19 @@
 // The records the plugin writes: the source of every message a pre-step may
 // add, read as the Rust host reads it (`skill_rules::Record` in
-// rules/src/record.rs, docs/spec.md §8.5). rules/records.json holds the
-// accepted and refused sources; test/records.test.mjs holds this reader to
-// it, as host-runner's tests hold the Rust one.
+// rules/src/record.rs, docs/spec.md §8.5), and, for a `dsh:skill@0.3.0`
+// plugin, which sends them typed, written as `Record::to_json` writes them.
+// rules/records.json holds the accepted and refused sources;
+// test/records.test.mjs holds this reader and writer to it, as host-runner's
+// tests hold the Rust ones.
 
 import { isObject } from './json.mjs';
 import { isSkillName } from './registry.mjs';
 
 /** The source of a catalog in the seed's form (docs/spec.md §3.1; `CATALOG_SOURCE` in rules/src/lib.rs). */
 export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-skill' });
+
+/** The source of the note naming the user-invoked skills not loaded (`INVOCATION_NOTE_SOURCE` in rules/src/lib.rs). */
+const INVOCATION_NOTE_TEXT = '{"kind":"skill-invocation","form":"not-loaded"}';
 
 /** The most names a reload notice may list (`MAX_RELOAD_NAMES` in rules/src/lib.rs). */
 export const MAX_RELOAD_NAMES = 256;
@@ -114,4 +119,61 @@ function skillNotice(source, count, text) {
 /** An array of at most `max` distinct skill names. */
 function distinctNames(names, max) {
   return Array.isArray(names) && names.length <= max && names.every(isSkillName) && new Set(names).size === names.length;
+}
+
+/**
+ * The JSON source of a record a `dsh:skill@0.3.0` plugin sends typed (its
+ * `added-source`, in jco's shape `{ tag, val }`), byte for byte as
+ * `Record::to_json` (rules/src/record.rs) writes it: compact, keys in the
+ * order the plugin has always written them (the reference's for catalogs and
+ * invocations, sorted for notices). Nothing is checked here: what the types
+ * cannot say (names, digests, distinct names, counts) is refused on the
+ * written source, as a source a plugin wrote is (docs/spec.md §8.5).
+ *
+ * `JSON.stringify` escapes a string as serde_json does (`"`, `\\`, `\b \f \n
+ * \r \t`, other controls as lowercase `\u00xx`, nothing else) except for a
+ * lone surrogate, which a string the component model lifts (valid UTF-8,
+ * decoded fatally, src/component.mjs) cannot hold.
+ */
+export function writeRecord(source) {
+  const string = JSON.stringify;
+  switch (source.tag) {
+    case 'catalog':
+      return string(CATALOG_SOURCE);
+    case 'skill-catalog': {
+      const { update, entries, coverage } = source.val;
+      let text = '{"kind":"skill-catalog","form":"catalog",';
+      if (update) text += '"update":true,';
+      const lines = entries.map(({ name, description }) => `{"name":${string(name)},"description":${string(description)}}`);
+      text += `"entries":[${lines.join(',')}]`;
+      if (coverage !== undefined && coverage !== null) text += `,"coverage":${string(coverage)}`;
+      return `${text}}`;
+    }
+    case 'catalog-update':
+      return `${string(CATALOG_SOURCE).slice(0, -1)},"form":"catalog-update","removed":${string(source.val)}}`;
+    case 'invocation':
+      return `{"kind":"skill-invocation","name":${string(source.val)},"form":"instructions"}`;
+    case 'invocation-note':
+      return INVOCATION_NOTE_TEXT;
+    case 'changed': {
+      const { name, provider, bodyDigest } = source.val;
+      const digest = bodyDigest === undefined || bodyDigest === null ? '' : `"bodyDigest":${string(bodyDigest)},`;
+      return `{${digest}"form":"changed","kind":"skill-notice","name":${string(name)},"provider":${string(provider)}}`;
+    }
+    case 'gone':
+      return `{"form":"gone","kind":"skill-notice","name":${string(source.val)}}`;
+    case 'reload':
+      return `{"form":"reload","kind":"skill-notice","names":${string(source.val)}}`;
+    default:
+      throw new Error(`an added message's source has the unknown case \`${source.tag}\``);
+  }
+}
+
+/**
+ * A typed added message (`added-message`: `{ source, text }`) as a plugin of
+ * `dsh:skill@0.2.0` sent it: its source written by `writeRecord`, its text
+ * the one text block (skill-host's `written`, host-runner/src/imports/step.rs).
+ */
+export function writtenMessage({ source, text }) {
+  return { source: writeRecord(source), content: [{ tag: 'text', val: text }] };
 }

@@ -52,33 +52,33 @@ async function loadError(bytes) {
 
 test("the component's own import and export names, with their versions, not jco's", () => {
   const { imports, exports } = componentInterfaces(plugin());
-  assert.deepEqual(exports, ['dsh:skill/plugin@0.2.0']);
+  assert.deepEqual(exports, ['dsh:skill/plugin@0.3.0']);
   const contract = imports.filter(({ name }) => name.startsWith('dsh:skill/'));
   assert.deepEqual(contract, [
-    { name: 'dsh:skill/types@0.2.0', kind: 'instance' },
-    { name: 'dsh:skill/registry@0.2.0', kind: 'instance' },
-    { name: 'dsh:skill/session@0.2.0', kind: 'instance' },
-    { name: 'dsh:skill/step@0.2.0', kind: 'instance' },
+    { name: 'dsh:skill/types@0.3.0', kind: 'instance' },
+    { name: 'dsh:skill/registry@0.3.0', kind: 'instance' },
+    { name: 'dsh:skill/session@0.3.0', kind: 'instance' },
+    { name: 'dsh:skill/step@0.3.0', kind: 'instance' },
   ]);
-  assert.equal(contractVersion(plugin()), '0.2.0');
+  assert.equal(contractVersion(plugin()), '0.3.0');
   // A core module is not a component.
   assert.throws(() => componentInterfaces(Uint8Array.from([0, 97, 115, 109, 1, 0, 0, 0])), /not a WebAssembly component/);
 });
 
 test('a version this host does not run is a load error with the versions it runs', async () => {
-  const future = patched(plugin(), 'dsh:skill/plugin@0.2.0', 'dsh:skill/plugin@0.3.0');
+  const future = patched(plugin(), 'dsh:skill/plugin@0.3.0', 'dsh:skill/plugin@0.4.0');
   assert.equal(
     await loadError(future),
-    'cannot load the plugin component: the component exports dsh:skill/plugin@0.3.0, but this host runs one that exports dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0',
+    'cannot load the plugin component: the component exports dsh:skill/plugin@0.4.0, but this host runs one that exports dsh:skill/plugin@0.3.0 or dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0',
   );
 });
 
 test('a component exporting one version and importing another is a load error, as in skill-host', async () => {
-  const mixed = patched(plugin(), 'dsh:skill/plugin@0.2.0', 'dsh:skill/plugin@0.1.0');
-  assert.deepEqual(componentInterfaces(mixed).exports, ['dsh:skill/plugin@0.1.0']);
+  const mixed = patched(plugin(), 'dsh:skill/plugin@0.3.0', 'dsh:skill/plugin@0.2.0');
+  assert.deepEqual(componentInterfaces(mixed).exports, ['dsh:skill/plugin@0.2.0']);
   // skill-host's text goes on with the first function its linker missed.
   assert.equal(
     await loadError(mixed),
-    'cannot load the plugin component: component imports instance `dsh:skill/registry@0.2.0`, but a matching implementation was not found in the linker',
+    'cannot load the plugin component: component imports instance `dsh:skill/registry@0.3.0`, but a matching implementation was not found in the linker',
   );
 });

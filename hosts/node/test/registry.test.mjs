@@ -1,6 +1,7 @@
 // Body digests (host-runner/src/registry/types.rs `body_digest`): the in-memory
 // provider and runtime skills carry the digest of their content, and the
-// imports pass it to the plugin in `skill-summary` and `skill-definition`.
+// imports pass it to the plugin in `skill-summary` and `skill-definition`;
+// a summary carries its `whenToUse` too (dsh:skill@0.3.0).
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -71,4 +72,23 @@ test('a skill without a digest passes none', () => {
   assert.ok(Object.hasOwn(summary, 'bodyDigest'));
   assert.equal(summary.bodyDigest, undefined);
   assert.equal(host.getSkill('a').val.bodyDigest, undefined);
+});
+
+test("a skill summary carries the provider's whenToUse, as skill-host passes it", () => {
+  const skills = [
+    { fields: { name: 'a', description: 'A.', whenToUse: 'When a PDF is attached.', content: 'a' } },
+    { fields: { name: 'b', description: 'B.', content: 'b' } },
+  ];
+  const registry = new SkillRegistry();
+  registry.setProviders([new MemoryProvider('m', true, null, skills)]);
+  const runtime = new RuntimeSkill('r', 'R.', 'r');
+  runtime.whenToUse = 'Always.';
+  registry.registerRuntime(runtime);
+  const host = new CallContext({ registry, cwd: '/w' });
+  const expected = { a: 'When a PDF is attached.', b: undefined, r: 'Always.' };
+  const whenToUse = (skills) => Object.fromEntries(skills.map((skill) => [skill.name, skill.whenToUse]));
+  assert.deepEqual(whenToUse(host.snapshot(undefined).val.val.skills), expected);
+  assert.deepEqual(whenToUse(host.listSkills(undefined).val), expected);
+  // jco writes an option that is none from undefined (or null); the key is there.
+  assert.ok(host.listSkills('b').val.every((skill) => Object.hasOwn(skill, 'whenToUse')));
 });
