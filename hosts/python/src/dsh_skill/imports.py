@@ -17,6 +17,7 @@ from typing import Any
 
 from wasmtime.component import Record, Variant
 
+from . import records
 from .jsonvalue import stringify
 from .registry import Candidate, RegistryFailure, ResourceBase, SkillRegistry
 from .session import SessionLog
@@ -62,6 +63,7 @@ def _summary(candidate: Candidate) -> Record:
     return record(
         name=candidate.name,
         description=candidate.description,
+        when_to_use=candidate.when_to_use,
         invocation=record(
             model_invocable=candidate.invocation.model_invocable, user_invocable=candidate.invocation.user_invocable
         ),
@@ -72,9 +74,42 @@ def _summary(candidate: Candidate) -> Record:
     )
 
 
+def _record_of(source: Variant) -> records.Record:
+    """The record a typed source (``added-source``, tagged) is."""
+    tag, payload = source.tag, source.payload
+    if tag == "catalog":
+        return records.Catalog()
+    if tag == "skill-catalog":
+        entries = tuple(records.CatalogEntry(entry.name, entry.description) for entry in payload.entries)
+        return records.SkillCatalog(payload.update, entries, payload.coverage)
+    if tag == "catalog-update":
+        return records.CatalogUpdate(tuple(payload))
+    if tag == "invocation":
+        return records.Invocation(payload)
+    if tag == "invocation-note":
+        return records.InvocationNote()
+    if tag == "changed":
+        return records.ChangedNotice(payload.name, payload.provider, getattr(payload, "body-digest"))
+    if tag == "gone":
+        return records.GoneNotice(payload)
+    if tag == "reload":
+        return records.ReloadNotice(tuple(payload))
+    raise HostImportError(f"the plugin added a message of unknown source `{tag}`")
+
+
+def written(added: Record) -> Record:
+    """A 0.3.0 plugin's ``added-message`` as the session stores it: its record
+    written by :func:`~dsh_skill.records.to_json`, its text as the one block.
+    The result is checked as a source a plugin wrote is (names, digests and
+    counts are not in the types)."""
+    return record(source=records.to_json(_record_of(added.source)), content=[Variant("text", added.text)])
+
+
 @dataclass
 class StepState:
-    """A pre-step's proposed messages (WIT records) and what the plugin decided."""
+    """A pre-step's proposed messages (WIT records) and what the plugin
+    decided: kept proposed indices (ints) and added messages as ``message``
+    records, their sources JSON text whatever the contract version."""
 
     proposed: list[Record]
     decided: list[Any] | None = None
@@ -218,11 +253,17 @@ class CallContext:
         return self._step("proposed-messages").proposed
 
     def decide(self, messages: list[Any]) -> None:
-        """Records the first decision (checked after the call); counts them all."""
+        """0.3.0's ``decide``: a typed added message is :func:`written` as its source."""
+        # decided-message: proposed(u32) | added(added-message), told apart by type: an int or a Record.
+        self.decide_with(messages, lambda entry: entry if isinstance(entry, int) else written(entry))
+
+    def decide_with(self, messages: list[Any], convert: Callable[[Any], Any]) -> None:
+        """Keeps the first decision of a pre-step, each message ``convert``-ed
+        (checked after the call); counts them all. ``step.decide`` of any contract version."""
         step = self._step("decide")
         step.decisions += 1
         if step.decided is None:
-            step.decided = messages
+            step.decided = [convert(entry) for entry in messages]
 
     def _step(self, function: str) -> StepState:
         if self.step is None:

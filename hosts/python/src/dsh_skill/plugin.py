@@ -221,7 +221,8 @@ def apply_decision(proposal: Decision, step: StepState, check: OutputCheck) -> D
         raise invalid("the plugin may not change a reject")
     if step.decided is None:
         return proposal
-    # decided-message: proposed(u32) | added(message), told apart by type: an int or a Record.
+    # An index kept (an int) or an added `message` Record: a 0.3.0 plugin's typed
+    # record was written as its source by imports.written, a 0.2.0 one's is as it wrote it.
     check.added_count(sum(1 for entry in step.decided if not isinstance(entry, int)))
     invocable = _gesture_names(proposal.messages)
     kept_up_to = 0

@@ -1,12 +1,15 @@
 """The records the plugin writes: the source of every message a pre-step may
 add, read as the Rust host reads it (``skill_rules::Record`` in
-rules/src/record.rs, spec §8.5). rules/records.json holds the accepted and
-refused sources, and tests/test_records.py holds this reader to it."""
+rules/src/record.rs, spec §8.5), and written as the Rust host writes the
+typed records a 0.3.0 plugin adds (``Record::to_json``). rules/records.json
+holds the accepted and refused sources; tests/test_records.py holds this
+reader to it, tests/test_typed_records.py the writer."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 from .names import MAX_RELOAD_NAMES, is_digest, is_skill_name
 
@@ -111,3 +114,126 @@ def _skill_notice(source: dict[str, Any], count: int, form: str | None, name: st
         valid = count == 3 and isinstance(names, list) and len(names) > 0 and _distinct_names(names, MAX_RELOAD_NAMES)
         return Read(record="reload-notice") if valid else None
     return None
+
+
+# The writer -------------------------------------------------------------
+#
+# A 0.3.0 plugin hands its added messages over as typed records; the host
+# writes each as its JSON source (``Record::to_json``, the one writer of
+# sources) and then reads it back through :func:`read_record`, exactly as a
+# source a 0.2.0 plugin wrote itself. The types below are ``skill_rules::Record``'s.
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """A complete catalog in the seed's form: :data:`CATALOG_SOURCE`."""
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """One line of a :class:`SkillCatalog`: ``{"name":…,"description":…}``."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class SkillCatalog:
+    """A catalog in the ``skill-catalog`` form, with its entries."""
+
+    update: bool = False
+    entries: tuple[CatalogEntry, ...] = ()
+    coverage: str | None = None
+
+
+@dataclass(frozen=True)
+class CatalogUpdate:
+    """An update of the catalog before it, with the names that left it."""
+
+    removed: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A user-invoked skill's instructions."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class InvocationNote:
+    """The note naming the user-invoked skills not loaded."""
+
+
+@dataclass(frozen=True)
+class ChangedNotice:
+    """A skill the model loaded has changed."""
+
+    name: str
+    provider: str
+    body_digest: str | None = None
+
+
+@dataclass(frozen=True)
+class GoneNotice:
+    """A skill the model loaded is gone, or no longer the model's to invoke."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class ReloadNotice:
+    """Skills whose loaded instructions compaction hid."""
+
+    names: tuple[str, ...]
+
+
+Record = Union[
+    Catalog, SkillCatalog, CatalogUpdate, Invocation, InvocationNote, ChangedNotice, GoneNotice, ReloadNotice
+]
+
+#: The source of the invocation note (``INVOCATION_NOTE_SOURCE``).
+_INVOCATION_NOTE = '{"kind":"skill-invocation","form":"not-loaded"}'
+
+
+def _string(text: str) -> str:
+    # serde_json's escaping: `"`, `\`, \b \f \n \r \t, other C0 controls as
+    # \u00XX in lower-case hex, everything else (U+007F included) as is.
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _strings(names: tuple[str, ...]) -> str:
+    return "[" + ",".join(_string(name) for name in names) + "]"
+
+
+def to_json(record: Record) -> str:
+    """The source as the plugin writes it (``Record::to_json``): compact, keys
+    in the order the plugin has always written them (the reference's for
+    catalogs and invocations, sorted for notices)."""
+    if isinstance(record, Catalog):
+        return '{"kind":"plugin","plugin":"dsh-tool-skill"}'
+    if isinstance(record, SkillCatalog):
+        entries = ",".join(
+            '{"name":' + _string(entry.name) + ',"description":' + _string(entry.description) + "}"
+            for entry in record.entries
+        )
+        update = '"update":true,' if record.update else ""
+        coverage = "" if record.coverage is None else ',"coverage":' + _string(record.coverage)
+        return '{"kind":"skill-catalog","form":"catalog",' + update + '"entries":[' + entries + "]" + coverage + "}"
+    if isinstance(record, CatalogUpdate):
+        return '{"kind":"plugin","plugin":"dsh-tool-skill","form":"catalog-update","removed":' + _strings(record.removed) + "}"
+    if isinstance(record, Invocation):
+        return '{"kind":"skill-invocation","name":' + _string(record.name) + ',"form":"instructions"}'
+    if isinstance(record, InvocationNote):
+        return _INVOCATION_NOTE
+    if isinstance(record, ChangedNotice):
+        digest = "" if record.body_digest is None else '"bodyDigest":' + _string(record.body_digest) + ","
+        return (
+            "{" + digest + '"form":"changed","kind":"skill-notice","name":' + _string(record.name)
+            + ',"provider":' + _string(record.provider) + "}"
+        )
+    if isinstance(record, GoneNotice):
+        return '{"form":"gone","kind":"skill-notice","name":' + _string(record.name) + "}"
+    if isinstance(record, ReloadNotice):
+        return '{"form":"reload","kind":"skill-notice","names":' + _strings(record.names) + "}"
+    raise TypeError(f"not a record: {record!r}")

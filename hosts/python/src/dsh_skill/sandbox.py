@@ -32,9 +32,8 @@ from .imports import CallContext, HostImportError
 from .interface import SIGNATURES, render_func
 from .memory_cap import CapError, cap_memory
 from .output import OutputLimits
+from .versions import ImportFunction, imports, plugin_export, version_of
 
-#: The interfaces a plugin may export, newest first (spec §9.4).
-VERSIONS = ("0.2.0", "0.1.0")
 #: One epoch tick.
 TICK_SECONDS = 0.002
 #: The guest's stderr kept per call, to name a panic.
@@ -183,23 +182,16 @@ def _first_line(text: str) -> str:
 _current = threading.local()
 
 
-def _import(name: str) -> Callable[..., Any]:
-    """The import ``name`` of ``CallContext``, bound to the running call's context."""
+def _import(function: ImportFunction) -> Callable[..., Any]:
+    """An import function, called with the running call's context."""
 
     def call(_store: Any, *args: Any) -> Any:
         context: CallContext | None = getattr(_current, "context", None)
         if context is None:
             raise HostImportError("the plugin called the host outside a call")
-        return getattr(context, name)(*args)
+        return function(context, *args)
 
     return call
-
-
-_IMPORTS = {
-    "registry": {"snapshot": "snapshot", "list-skills": "list_skills", "get-skill": "get_skill"},
-    "session": {"list-user-messages": "list_user_messages", "get-user-message": "get_user_message"},
-    "step": {"proposed-messages": "proposed_messages", "decide": "decide"},
-}
 
 
 class Compiled:
@@ -217,28 +209,22 @@ class Compiled:
             raise HostError.load(str(error)) from None
         self.component = compile_component(capped, cache_dir)
         exports = self.component.type.exports(self.engine)
-        version = next((v for v in VERSIONS if f"dsh:skill/plugin@{v}" in exports), None)
-        if version is None:
-            found = ", ".join(exports) or "nothing"
-            raise HostError.load(
-                f"the component exports {found}, but this host runs one that exports "
-                + " or ".join(f"dsh:skill/plugin@{v}" for v in VERSIONS)
-            )
-        _check_interface(self.engine, exports[f"dsh:skill/plugin@{version}"], version)
+        version = version_of(exports)
+        _check_interface(self.engine, exports[plugin_export(version)], version)
         self.version = version
         self.linker = wc.Linker(self.engine)
         self.linker.add_wasip2()
         with self.linker.root() as root:
-            for interface, functions in _IMPORTS.items():
+            for interface, functions in imports(version).items():
                 with root.add_instance(f"dsh:skill/{interface}@{version}") as instance:
-                    for wit_name, method in functions.items():
-                        instance.add_func(wit_name, _import(method))
+                    for wit_name, function in functions.items():
+                        instance.add_func(wit_name, _import(function))
 
 
 def _check_interface(eng: wasmtime.Engine, export: Any, version: str) -> None:
     """Every function of the plugin interface, by name and type (skill-host's
     texts: wasmtime's type check of its bindings)."""
-    interface = f"dsh:skill/plugin@{version}"
+    interface = plugin_export(version)
     ty = export.ty
     if not isinstance(ty, wc.ComponentInstanceType):
         raise HostError.load(f"export `{interface}` is not an instance")
@@ -286,7 +272,7 @@ class Instance:
             raise HostError.load(_first_line(str(error))) from None
         finally:
             ticker.end()
-        plugin = self.instance.get_export_index(self.store, f"dsh:skill/plugin@{compiled.version}")
+        plugin = self.instance.get_export_index(self.store, plugin_export(compiled.version))
         self.functions: dict[str, tuple[wc.Func, list[Any], Any]] = {}
         for name in ("configure", "definition", "pre-step", "invoke", "system-prompt", "expand"):
             index = self.instance.get_export_index(self.store, name, plugin)

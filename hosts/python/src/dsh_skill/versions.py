@@ -1,0 +1,96 @@
+"""The contract versions this host runs (spec §9.4), newest first, as
+skill-host's ``ContractVersion::ACCEPTED``: the one a component is built for
+(the newest whose plugin interface it exports), the refusal of any other,
+and the import functions each is linked with.
+
+A 0.3.0 component is answered by :class:`~dsh_skill.imports.CallContext`
+as it is. A 0.2.0 or 0.1.0 one (their imports are alike) is answered by the
+same functions, converted as skill-host's ``bindings/v0_2_0.rs`` converts
+them: a skill summary has no ``when-to-use``, and an added message is a
+``message`` whose source is the JSON text the plugin wrote, kept as written
+and checked as it always was (spec §8.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from wasmtime.component import Record, Variant
+
+from .errors import HostError
+from .imports import CallContext
+
+#: Every version this host runs, newest first.
+VERSIONS = ("0.3.0", "0.2.0", "0.1.0")
+#: The version of the packaged component (and of ``wit/world.wit``).
+CURRENT = VERSIONS[0]
+
+#: An import function: the call's context, then the import's arguments.
+ImportFunction = Callable[..., Any]
+
+
+def plugin_export(version: str) -> str:
+    """The name of the plugin interface a component of ``version`` exports."""
+    return f"dsh:skill/plugin@{version}"
+
+
+def version_of(exports: Iterable[str]) -> str:
+    """The version a component exporting ``exports`` is built for; a load
+    error with skill-host's text when it exports none this host runs."""
+    exported = list(exports)
+    for version in VERSIONS:
+        if plugin_export(version) in exported:
+            return version
+    found = ", ".join(exported) or "nothing"
+    accepted = " or ".join(plugin_export(version) for version in VERSIONS)
+    raise HostError.load(f"the component exports {found}, but this host runs one that exports {accepted}")
+
+
+def _without_when_to_use(summaries: list[Record]) -> list[Record]:
+    # The summaries are built afresh for each call: dropping the field is the conversion.
+    for summary in summaries:
+        delattr(summary, "when-to-use")
+    return summaries
+
+
+def _snapshot_0_2(context: CallContext, known: int | None) -> Variant:
+    answer = context.snapshot(known)
+    if answer.tag == "ok" and answer.payload is not None:
+        _without_when_to_use(answer.payload.skills)
+    return answer
+
+
+def _list_skills_0_2(context: CallContext, name: str | None) -> Any:
+    listed = context.list_skills(name)
+    return _without_when_to_use(listed) if isinstance(listed, list) else listed
+
+
+def _decide_0_2(context: CallContext, messages: list[Any]) -> None:
+    # decided-message: proposed(u32) | added(message): an added message keeps the source text it wrote.
+    context.decide_with(messages, lambda entry: entry)
+
+
+_CURRENT: dict[str, dict[str, ImportFunction]] = {
+    "registry": {
+        "snapshot": CallContext.snapshot,
+        "list-skills": CallContext.list_skills,
+        "get-skill": CallContext.get_skill,
+    },
+    "session": {
+        "list-user-messages": CallContext.list_user_messages,
+        "get-user-message": CallContext.get_user_message,
+    },
+    "step": {"proposed-messages": CallContext.proposed_messages, "decide": CallContext.decide},
+}
+
+_BEFORE_0_3: dict[str, dict[str, ImportFunction]] = {
+    "registry": {**_CURRENT["registry"], "snapshot": _snapshot_0_2, "list-skills": _list_skills_0_2},
+    "session": _CURRENT["session"],
+    "step": {**_CURRENT["step"], "decide": _decide_0_2},
+}
+
+
+def imports(version: str) -> dict[str, dict[str, ImportFunction]]:
+    """The functions of each imported interface (``registry``, ``session``,
+    ``step``) that a component of ``version`` is linked with."""
+    return _CURRENT if version == CURRENT else _BEFORE_0_3
