@@ -49,6 +49,7 @@ mod step;
 /// Fixtures shared by the unit and end-to-end tests (feature `test-support`).
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+mod trace;
 
 pub use bindings::ContractVersion;
 pub use error::HostError;
@@ -62,3 +63,4 @@ pub use registry::{
 pub use sandbox::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits, component_cache};
 pub use session::{SessionError, SessionHeader, SessionLog, SharedSession, SurfaceOp};
 pub use step::{preview_step, record_tool_result, run_step};
+pub use trace::{TRACE_FORMAT, TraceRecorder};

@@ -10,13 +10,16 @@ use std::sync::atomic::AtomicBool;
 
 use serde_json::{Value, json};
 
+use crate::bindings::Guest;
 use crate::bindings::plugin as api;
 use crate::bindings::types as wit;
 use crate::error::HostError;
 use crate::imports::{CallContext, StepCall, content_to_wit};
 use crate::registry::{ResourceBase, ResourceBaseJson, SkillRegistry, is_skill_name};
-use crate::sandbox::{EMBEDDED_PLUGIN, ManualClock, Sandbox, SandboxLimits};
+use crate::sandbox::{EMBEDDED_PLUGIN, ManualClock, Sandbox, SandboxLimits, StoreState};
 use crate::session::SharedSession;
+use crate::trace::{self, TraceRecorder, traced};
+use wasmtime::Store;
 
 use self::decision::{apply_decision, is_digest};
 use self::output::OutputCheck;
@@ -134,6 +137,19 @@ impl Plugin {
         Ok(Self { sandbox: Sandbox::with_cache(component, config, limits, Some(cache_dir))? })
     }
 
+    /// Like [`new_cached`](Self::new_cached) (`cache_dir` optional),
+    /// recording every call in `recorder`: the trace another host replays
+    /// (docs/spec.md §7.3, [`TraceRecorder::to_json`]).
+    pub fn traced(
+        component: &[u8],
+        config: &str,
+        limits: SandboxLimits,
+        cache_dir: Option<&std::path::Path>,
+        recorder: TraceRecorder,
+    ) -> Result<Self, HostError> {
+        Ok(Self { sandbox: Sandbox::traced(component, config, limits, cache_dir, recorder)? })
+    }
+
     /// The plugin built into this host.
     pub fn embedded(config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
         Self::new(EMBEDDED_PLUGIN, config, limits)
@@ -173,10 +189,26 @@ impl Plugin {
         OutputCheck::new(call, self.sandbox.limits().output)
     }
 
+    /// Sets what the host concluded from the call just made, when traced.
+    fn conclude<T>(&self, result: Result<T, HostError>, value: impl FnOnce(&T) -> Value) -> Result<T, HostError> {
+        if let Some(recorder) = self.sandbox.recorder() {
+            recorder.conclude(&result, value);
+        }
+        result
+    }
+
     /// The `skill` tool's definition, as the plugin declares it.
     pub fn definition(&self) -> Result<ToolDefinition, HostError> {
-        let definition =
-            self.sandbox.call("definition", CallContext::detached(), |store, plugin| plugin.call_definition(store))?;
+        let result = self.definition_checked();
+        self.conclude(result, |definition| {
+            json!({"name": definition.name, "description": definition.description, "parameters": definition.parameters})
+        })
+    }
+
+    fn definition_checked(&self) -> Result<ToolDefinition, HostError> {
+        let definition = self.sandbox.call("definition", CallContext::detached(), |store, plugin| {
+            traced(store, |_| json!({}), |store| plugin.call_definition(store))
+        })?;
         let mut check = self.output_check("definition");
         check.text(|| "the name".to_owned(), &definition.name)?;
         check.text(|| "the description".to_owned(), &definition.description)?;
@@ -195,6 +227,30 @@ impl Plugin {
     /// catalog, a skill a user invoked, or the note naming the invoked
     /// skills it did not load.
     pub(crate) fn pre_step(
+        &self,
+        registry: &Arc<SkillRegistry>,
+        session: &SharedSession,
+        input: &StepInput,
+        decision: Decision,
+    ) -> Result<StepOutcome, HostError> {
+        let result = self.pre_step_checked(registry, session, input, decision);
+        self.conclude(result, |outcome| match outcome {
+            StepOutcome::Aborted => json!("aborted"),
+            StepOutcome::Decided(Decision::Reject(reason)) => json!({ "reject": reason }),
+            // Without ids: the host gives added messages fresh ones.
+            StepOutcome::Decided(Decision::Enter(messages)) => json!({
+                "enter": messages.iter().map(|data| {
+                    let mut data = data.clone();
+                    if let Some(fields) = data.as_object_mut() {
+                        fields.remove("id");
+                    }
+                    data
+                }).collect::<Vec<_>>()
+            }),
+        })
+    }
+
+    fn pre_step_checked(
         &self,
         registry: &Arc<SkillRegistry>,
         session: &SharedSession,
@@ -237,7 +293,12 @@ impl Plugin {
             ..CallContext::default()
         };
         let (returned, step) = self.sandbox.call("pre-step", call, |store, plugin| {
-            let returned = plugin.call_pre_step(&mut *store, context)?;
+            // The proposed messages too: the host checks the decision against them.
+            let args = |state: &StoreState| {
+                let proposed = state.call.step.as_ref().map(|step| trace::value(&step.proposed));
+                json!({ "context": trace::value(&context), "proposed": proposed })
+            };
+            let returned = traced(store, args, |store| plugin.call_pre_step(store, context))?;
             Ok((returned, store.data_mut().call.step.take().unwrap_or_default()))
         })?;
         match returned {
@@ -249,8 +310,16 @@ impl Plugin {
     /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
+        let result = self.system_prompt_checked(registry, cwd);
+        self.conclude(result, |text| json!(text))
+    }
+
+    fn system_prompt_checked(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
         let call = CallContext::registry_for(registry, cwd);
-        match self.sandbox.call("system-prompt", call, |store, plugin| plugin.call_system_prompt(store))? {
+        let run = |store: &mut Store<StoreState>, plugin: &Guest| {
+            traced(store, |_| json!({}), |store| plugin.call_system_prompt(store))
+        };
+        match self.sandbox.call("system-prompt", call, run)? {
             Ok(text) => {
                 self.output_check("system-prompt").text(|| "the system prompt".to_owned(), &text)?;
                 Ok(text)
@@ -261,8 +330,21 @@ impl Plugin {
 
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
+        let result = self.expand_checked(registry, cwd, text);
+        self.conclude(result, |text| json!(text))
+    }
+
+    fn expand_checked(
+        &self,
+        registry: &Arc<SkillRegistry>,
+        cwd: Option<&str>,
+        text: &str,
+    ) -> Result<String, HostError> {
         let call = CallContext::registry_for(registry, cwd);
-        match self.sandbox.call("expand", call, |store, plugin| plugin.call_expand(store, text))? {
+        let run = |store: &mut Store<StoreState>, plugin: &Guest| {
+            traced(store, |_| json!({ "text": text }), |store| plugin.call_expand(store, text))
+        };
+        match self.sandbox.call("expand", call, run)? {
             Ok(text) => {
                 self.output_check("expand").text(|| "the expansion".to_owned(), &text)?;
                 Ok(text)
@@ -278,8 +360,30 @@ impl Plugin {
         cwd: Option<&str>,
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
+        let result = self.invoke_checked(registry, cwd, arguments);
+        self.conclude(result, |outcome| match outcome {
+            ToolOutcome::Success { value, text, loaded } => json!({
+                "value": value,
+                "text": text,
+                "loaded": loaded.as_ref().map(|loaded| json!({
+                    "name": loaded.name, "provider": loaded.provider, "body_digest": loaded.body_digest,
+                })),
+            }),
+            ToolOutcome::Error { text } => json!({ "error": text }),
+        })
+    }
+
+    fn invoke_checked(
+        &self,
+        registry: &Arc<SkillRegistry>,
+        cwd: Option<&str>,
+        arguments: &str,
+    ) -> Result<ToolOutcome, HostError> {
         let call = CallContext::registry_for(registry, cwd);
-        let returned = self.sandbox.call("invoke", call, |store, plugin| plugin.call_invoke(store, arguments))?;
+        let run = |store: &mut Store<StoreState>, plugin: &Guest| {
+            traced(store, |_| json!({ "arguments": arguments }), |store| plugin.call_invoke(store, arguments))
+        };
+        let returned = self.sandbox.call("invoke", call, run)?;
         validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {

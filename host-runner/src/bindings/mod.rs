@@ -23,6 +23,8 @@ pub(crate) mod current {
         // Import functions return `wasmtime::Result`, so the host can end a
         // call (an abort) without the guest seeing a value.
         imports: { default: trappable },
+        // Traces write the values as serde does (docs/spec.md §7.3).
+        additional_derives: [serde::Serialize],
     });
 
     pub use dsh::skill::{registry, session, step, types};

@@ -23,7 +23,7 @@ use skill_host::providers::memory::{self, LoadOutcome, MemoryProvider, MemorySki
 use skill_host::{
     Decision, HostError, InvocationPolicy, Plugin, ResourceBase, RuntimeSkill, SandboxLimits, SessionHeader,
     SessionLog, SharedSession, SkillProvider, SkillRegistry, StepInput, StepOutcome, SurfaceOp, ToolView,
-    record_tool_result, run_step,
+    TraceRecorder, record_tool_result, run_step,
 };
 
 /// The cwd of a scenario that names none.
@@ -340,16 +340,19 @@ impl Scenario {
 
     /// Runs every step against `component` and returns `{"steps":[…]}`.
     /// `cache_dir`, when given, keeps the compiled component between runs.
+    /// With `recorder`, every plugin call is traced into it (docs/spec.md §7.3).
     pub fn replay(
         &self,
         component: &[u8],
         limits: SandboxLimits,
         cache_dir: Option<&std::path::Path>,
+        recorder: Option<TraceRecorder>,
     ) -> Result<Replayed, HostError> {
         let config = self.config.as_deref().unwrap_or("{}");
-        let plugin = match cache_dir {
-            Some(dir) => Plugin::new_cached(component, config, limits, dir)?,
-            None => Plugin::new(component, config, limits)?,
+        let plugin = match (recorder, cache_dir) {
+            (Some(recorder), cache_dir) => Plugin::traced(component, config, limits, cache_dir, recorder)?,
+            (None, Some(dir)) => Plugin::new_cached(component, config, limits, dir)?,
+            (None, None) => Plugin::new(component, config, limits)?,
         };
         let registry = Arc::new(SkillRegistry::new());
         registry.set_providers(providers(&self.providers)?);

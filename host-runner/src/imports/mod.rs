@@ -42,6 +42,9 @@ pub(crate) struct CallContext {
     /// the call is answered from it, so one call sees one list, and a
     /// provider that did not answer it is not waited for again.
     pub listed: Option<Arc<RegistrySnapshot>>,
+    /// What the call records of itself, when its plugin is traced
+    /// (docs/spec.md §7.3).
+    pub trace: Option<crate::trace::CallTrace>,
 }
 
 /// The part of a call's provider window that a listing for the tool's

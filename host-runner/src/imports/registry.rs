@@ -1,12 +1,42 @@
 //! `dsh:skill/registry`: the registry's answers for the call's working
 //! directory, converted to WIT types.
 
+use serde_json::json;
+
 use crate::bindings::registry::{Host, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
 use crate::registry::{RegistryError, ResourceBase, SkillCandidate, is_skill_name};
 
 impl Host for super::CallContext {
     fn snapshot(&mut self, known: Option<u64>) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
+        let answer = self.snapshot_answer(known);
+        self.trace_import("registry.snapshot", || json!({ "known": known }), &answer);
+        answer
+    }
+
+    fn list_skills(
+        &mut self,
+        name: Option<String>,
+    ) -> wasmtime::Result<Result<Vec<wit::SkillSummary>, wit::RegistryError>> {
+        let args = self.trace.is_some().then(|| json!({ "name": name }));
+        let answer = self.list_skills_answer(name);
+        self.trace_import("registry.list-skills", || args.unwrap_or_default(), &answer);
+        answer
+    }
+
+    fn get_skill(
+        &mut self,
+        name: String,
+    ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {
+        let args = self.trace.is_some().then(|| json!({ "name": name }));
+        let answer = self.get_skill_answer(name);
+        self.trace_import("registry.get-skill", || args.unwrap_or_default(), &answer);
+        answer
+    }
+}
+
+impl super::CallContext {
+    fn snapshot_answer(&mut self, known: Option<u64>) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
         if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
@@ -29,7 +59,7 @@ impl Host for super::CallContext {
         })))
     }
 
-    fn list_skills(
+    fn list_skills_answer(
         &mut self,
         name: Option<String>,
     ) -> wasmtime::Result<Result<Vec<wit::SkillSummary>, wit::RegistryError>> {
@@ -56,7 +86,7 @@ impl Host for super::CallContext {
         })
     }
 
-    fn get_skill(
+    fn get_skill_answer(
         &mut self,
         name: String,
     ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {

@@ -2,7 +2,7 @@
 //! at a time through a per-kind index, and one message's content on demand.
 //! The session is never copied whole.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::bindings::session::{Host, MessageRef, MessageRefPage, SourceFilter};
 use crate::bindings::types as wit;
@@ -18,6 +18,26 @@ impl Host for super::CallContext {
     fn list_user_messages(
         &mut self,
         filters: Vec<SourceFilter>,
+        before: Option<u64>,
+        limit: u32,
+    ) -> wasmtime::Result<MessageRefPage> {
+        let answer = self.user_message_page(&filters, before, limit);
+        let args = || json!({ "filters": crate::trace::value(&filters), "before": before, "limit": limit });
+        self.trace_import("session.list-user-messages", args, &answer);
+        answer
+    }
+
+    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<wit::Message>> {
+        let answer = self.user_message(seq);
+        self.trace_import("session.get-user-message", || json!({ "seq": seq }), &answer);
+        answer
+    }
+}
+
+impl super::CallContext {
+    fn user_message_page(
+        &mut self,
+        filters: &[SourceFilter],
         before: Option<u64>,
         limit: u32,
     ) -> wasmtime::Result<MessageRefPage> {
@@ -69,7 +89,7 @@ impl Host for super::CallContext {
         Ok(MessageRefPage { refs, next })
     }
 
-    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<wit::Message>> {
+    fn user_message(&mut self, seq: u64) -> wasmtime::Result<Option<wit::Message>> {
         let Some(session) = &self.session else {
             return Ok(None);
         };

@@ -2,6 +2,7 @@
 //! The host keeps both; what the plugin decided is checked after the call
 //! (see `crate::plugin`).
 
+use serde_json::json;
 use skill_rules::{CatalogEntry, Record, SkillCatalog, SkillNotice};
 
 use crate::bindings::step::{AddedMessage, AddedSource, DecidedMessage, Host};
@@ -20,10 +21,12 @@ pub(crate) struct StepCall {
 
 impl Host for super::CallContext {
     fn proposed_messages(&mut self) -> wasmtime::Result<Vec<wit::Message>> {
-        match &self.step {
+        let answer = match &self.step {
             Some(step) => Ok(step.proposed.clone()),
             None => Err(outside_a_pre_step("proposed-messages")),
-        }
+        };
+        self.trace_import("step.proposed-messages", || json!({}), &answer);
+        answer
     }
 
     fn decide(&mut self, messages: Vec<DecidedMessage>) -> wasmtime::Result<()> {
@@ -46,6 +49,16 @@ pub(crate) enum Decided {
     Added(wit::Message),
 }
 
+impl Decided {
+    /// As a trace writes it: `{"proposed": index}` or `{"added": {"source", "content"}}`.
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Self::Proposed(index) => json!({ "proposed": index }),
+            Self::Added(message) => json!({ "added": crate::trace::value(message) }),
+        }
+    }
+}
+
 impl super::CallContext {
     /// Keeps the first decision of a pre-step (converted by `convert`) and
     /// counts every one; `step.decide` of any contract version.
@@ -54,16 +67,28 @@ impl super::CallContext {
         messages: Vec<M>,
         convert: impl FnMut(M) -> Decided,
     ) -> wasmtime::Result<()> {
-        match &mut self.step {
+        let tracing = self.trace.is_some();
+        let (answer, traced) = match &mut self.step {
             Some(step) => {
                 step.decisions = step.decisions.saturating_add(1);
-                if step.decided.is_none() {
-                    step.decided = Some(messages.into_iter().map(convert).collect());
+                // Only the first decision is kept (a later one is only counted).
+                let first = step.decided.is_none();
+                let mut traced = None;
+                if first || tracing {
+                    let decided: Vec<Decided> = messages.into_iter().map(convert).collect();
+                    // Traced as the host reads it: a typed record as its written source.
+                    traced = tracing
+                        .then(|| json!({ "messages": decided.iter().map(Decided::to_json).collect::<Vec<_>>() }));
+                    if first {
+                        step.decided = Some(decided);
+                    }
                 }
-                Ok(())
+                (Ok(()), traced)
             }
-            None => Err(outside_a_pre_step("decide")),
-        }
+            None => (Err(outside_a_pre_step("decide")), Some(json!({}))),
+        };
+        self.trace_import("step.decide", || traced.unwrap_or_default(), &answer);
+        answer
     }
 }
 

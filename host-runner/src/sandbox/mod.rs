@@ -28,6 +28,8 @@ use self::memory_budget::{MemoryBudget, OverBudget};
 use crate::bindings::{ContractVersion, Guest, GuestPre};
 use crate::error::HostError;
 use crate::imports::{CallContext, CallDeadline};
+use crate::trace::{CallTrace, TraceRecorder};
+use serde_json::Value;
 
 /// The component built from `plugin/` and embedded at build time.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/skill_plugin.wasm"));
@@ -153,6 +155,9 @@ impl WasiView for StoreState {
 
 /// A configured instance with its own store.
 struct Instance {
+    /// Numbers the sandbox's instances in the order they were made (traces
+    /// say which instance served a call).
+    id: u64,
     store: Store<StoreState>,
     plugin: Guest,
     stderr: MemoryOutputPipe,
@@ -232,6 +237,10 @@ pub struct Sandbox {
     deadline_ticks: u64,
     provider_window: Duration,
     config: String,
+    /// The next instance's [`Instance::id`].
+    next_instance: AtomicU64,
+    /// Records every call, when the plugin is traced.
+    recorder: Option<TraceRecorder>,
     #[expect(clippy::vec_box, reason = "taking an instance out and putting it back moves a pointer, not the instance")]
     idle: Mutex<Vec<Box<Instance>>>,
 }
@@ -261,7 +270,21 @@ impl Sandbox {
         limits: SandboxLimits,
         cache: Option<&std::path::Path>,
     ) -> Result<Self, HostError> {
-        Self::configured(Runtime::shared(component, limits.clock, cache)?, config, limits)
+        Self::configured(Runtime::shared(component, limits.clock, cache)?, config, limits, None)
+    }
+
+    /// Like [`with_cache`](Self::with_cache), recording every call in
+    /// `recorder` (docs/spec.md §7.3), the configuration's first.
+    pub fn traced(
+        component: &[u8],
+        config: &str,
+        limits: SandboxLimits,
+        cache: Option<&std::path::Path>,
+        recorder: TraceRecorder,
+    ) -> Result<Self, HostError> {
+        let runtime = Runtime::shared(component, limits.clock, cache)?;
+        recorder.begin(runtime.version.number(), config, limits);
+        Self::configured(runtime, config, limits, Some(recorder))
     }
 
     /// A sandbox for the same compiled component under the same limits with
@@ -269,21 +292,34 @@ impl Sandbox {
     /// its ticker are shared. A refused configuration is
     /// [`HostError::Config`].
     pub fn reconfigured(&self, config: &str) -> Result<Self, HostError> {
-        Self::configured(Arc::clone(&self.runtime), config, self.limits)
+        Self::configured(Arc::clone(&self.runtime), config, self.limits, None)
     }
 
-    fn configured(runtime: Arc<Runtime>, config: &str, limits: SandboxLimits) -> Result<Self, HostError> {
+    fn configured(
+        runtime: Arc<Runtime>,
+        config: &str,
+        limits: SandboxLimits,
+        recorder: Option<TraceRecorder>,
+    ) -> Result<Self, HostError> {
         let sandbox = Self {
             runtime,
             limits,
             deadline_ticks: deadline_ticks(limits),
             provider_window: provider_window(limits.timeout),
             config: config.to_owned(),
+            next_instance: AtomicU64::new(0),
+            recorder,
             idle: Mutex::new(Vec::new()),
         };
         // Configure one instance now, so a refused configuration fails here.
-        sandbox.call("configure", CallContext::detached(), |_, _| Ok(()))?;
+        let instance = sandbox.instantiate("configure")?;
+        sandbox.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(Box::new(instance));
         Ok(sandbox)
+    }
+
+    /// The recorder of this sandbox's calls, when it is traced.
+    pub(crate) fn recorder(&self) -> Option<&TraceRecorder> {
+        self.recorder.as_ref()
     }
 
     /// The configuration the plugin accepted (JSON).
@@ -333,9 +369,15 @@ impl Sandbox {
             },
             None => CallDeadline::At(Instant::now().checked_add(window)),
         };
-        instance.store.data_mut().call = CallContext { deadline, ..call };
+        let trace = self.recorder.is_some().then(CallTrace::default);
+        instance.store.data_mut().call = CallContext { deadline, trace, ..call };
         instance.store.set_epoch_deadline(self.deadline_ticks);
-        match body(&mut instance.store, &instance.plugin) {
+        let returned = body(&mut instance.store, &instance.plugin);
+        if let Some(recorder) = &self.recorder {
+            let trace = instance.store.data_mut().call.trace.take().unwrap_or_default();
+            recorder.push(instance.id, name, trace);
+        }
+        match returned {
             Ok(result) => {
                 // Release the registry and session before the instance idles.
                 instance.store.data_mut().call = CallContext::detached();
@@ -367,11 +409,23 @@ impl Sandbox {
             let accepted = plugin.call_configure(&mut store, &self.config)?;
             Ok((plugin, accepted))
         })();
-        match configured {
-            Ok((plugin, Ok(()))) => Ok(Instance { store, plugin, stderr }),
+        let id = self.next_instance.fetch_add(1, Ordering::Relaxed);
+        let result = match configured {
+            Ok((plugin, Ok(()))) => Ok(Instance { id, store, plugin, stderr }),
             Ok((_, Err(message))) => Err(HostError::Config(message)),
             Err(error) => Err(self.classify(name, error, &stderr)),
+        };
+        if let Some(recorder) = &self.recorder {
+            let args = serde_json::json!({ "config": self.config });
+            let returned = match &result {
+                Ok(_) => serde_json::json!({ "Ok": null }),
+                Err(HostError::Config(message)) => serde_json::json!({ "Err": message }),
+                Err(_) => Value::Null,
+            };
+            recorder.push(id, "configure", CallTrace { args, imports: Vec::new(), returned });
+            recorder.conclude(&result, |_| Value::Null);
         }
+        result
     }
 
     /// Names what ended a call: the deadline, the memory cap, the stack, a
