@@ -1,19 +1,17 @@
 """A DeepSeek Harness session log (spec §5): a ``{"type":"session",…}``
 header, then one event per line (``{"type","seq","time","data",
 "surfaceOp"?,"sourceEventSeqs"?}``), user-role messages indexed by source
-kind for the plugin's paging, and the model-visible surface as the fold of
-the ``surfaceOp`` markers.
-
-User-role messages are the ``user/message`` events and the message of each
-``tool/result`` whose ``data.message.source.plugin`` is ``dsh-tool-skill``
-(the plugin's record of a load): an ordinary tool result is not indexed and
-leaves the history version alone.
+kind for the plugin's paging (:mod:`.session_index`), and the model-visible
+surface as the fold of the ``surfaceOp`` markers (:mod:`.session_surface`).
 
 A log lives in memory (:meth:`SessionLog.in_memory`) or in a JSONL file
-(:meth:`SessionLog.open`): the file is read once, leniently (torn or
-unreadable lines are skipped with a warning), and every append is one write
+(:meth:`SessionLog.open`), as skill-host's ``session`` module keeps one: the
+file is streamed from the log's cursor, leniently (torn, unreadable or
+over-long lines are skipped with a warning), and every append is one write
 of whole lines under an exclusive ``flock``, after reading what other
-processes appended meanwhile.
+processes appended meanwhile. Locks wait as the log's :class:`LockWait`
+says (:mod:`.session_file`); a user message is read back from its line when
+asked for, so a rewritten file is an error, never another message.
 """
 
 from __future__ import annotations
@@ -22,35 +20,34 @@ import contextlib
 import itertools
 import os
 import secrets
-import stat
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import session_errors as errors
 from .jsonvalue import JsonSyntaxError, as_u64, parse, stringify
+from .session_errors import MAX_LINE_BYTES, MAX_SEQ, SessionError
+from .session_file import Access, LockedFile, LockWait, open_locked
+from .session_index import IndexedMessage, MessageIndex, UserMessage, user_role_message
+from .session_lines import TOOL_RESULT, USER_MESSAGE, LineSpan, RawLine, event_line, header_line, read_lines, read_user_message
+from .session_surface import Replace, SurfaceFold, SurfaceOp, range_problem
 
-try:  # POSIX only; elsewhere the log takes no lock.
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+__all__ = [
+    "IN_MEMORY_PATH", "MAX_LINE_BYTES", "MAX_SEQ", "MESSAGE_EVENT_TYPES", "TOOL_RESULT", "USER_MESSAGE",
+    "IndexedMessage", "LockWait", "Replace", "SessionError", "SessionLog", "SurfaceFold", "SurfaceOp", "UserMessage",
+    "new_message_id", "user_role_message",
+]
 
-USER_MESSAGE = "user/message"
-TOOL_RESULT = "tool/result"
 MESSAGE_EVENT_TYPES = ("user/message", "assistant/message", "tool/result")
-#: The largest seq DeepSeek Harness can write (2^53 - 1).
-MAX_SEQ = (1 << 53) - 1
 IN_MEMORY_PATH = "<in-memory session>"
+_TORN = " (the file's last line has no newline: a torn write?)"
 
 _keys = itertools.count(1)
 _key_lock = threading.Lock()
 _id_counter = itertools.count(1)
-
-
-class SessionError(Exception):
-    """A failure of the session log, worded as the Rust host words it."""
 
 
 def new_message_id() -> str:
@@ -65,148 +62,45 @@ def new_message_id() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-Replace = tuple[int, int]  # (start, end) of a replace marker
-SurfaceOp = str | Replace  # "append" or a replace
-
-
-class SurfaceFold:
-    """The model-visible surface: a replace is positional; ends that are not
-    both on the surface in order hide the nodes whose seqs lie in the range."""
-
-    def __init__(self) -> None:
-        self.nodes: list[int] = []
-        self.positions: dict[int, int] = {}
-
-    def clone(self) -> SurfaceFold:
-        copy = SurfaceFold()
-        copy.nodes = list(self.nodes)
-        copy.positions = dict(self.positions)
-        return copy
-
-    def __contains__(self, seq: int) -> bool:
-        return seq in self.positions
-
-    def shadowed_by(self, start: int, end: int) -> list[int] | None:
-        first, last = self.positions.get(start), self.positions.get(end)
-        if first is None or last is None or first > last:
-            return None
-        return self.nodes[first : last + 1]
-
-    def whole_range(self) -> Replace | None:
-        return (self.nodes[0], self.nodes[-1]) if self.nodes else None
-
-    def apply(self, seq: int, op: SurfaceOp) -> str | None:
-        """Folds in event ``seq`` with marker ``op``; returns a warning when it fell back."""
-        if op == "append":
-            self.positions[seq] = len(self.nodes)
-            self.nodes.append(seq)
-            return None
-        assert isinstance(op, tuple)
-        start, end = op
-        first, last = self.positions.get(start), self.positions.get(end)
-        warning = None
-        if first is not None and last is not None and first <= last:
-            hidden = self.nodes[first : last + 1]
-            self.nodes[first : last + 1] = [seq]
-        else:
-            in_range = [node for node in self.nodes if start <= node <= end]
-            if not in_range:
-                self.positions[seq] = len(self.nodes)
-                self.nodes.append(seq)
-                return f"seq {seq} replaces {start}..={end}, but no surface node lies in that range; appended it at the end"
-            at = next(i for i, node in enumerate(self.nodes) if start <= node <= end)
-            hidden = in_range
-            self.nodes = [node for node in self.nodes if not start <= node <= end]
-            self.nodes.insert(at, seq)
-            warning = (
-                f"seq {seq} replaces {start}..={end}, whose ends are not both on the surface in that order; "
-                f"hid the {len(hidden)} surface node(s) with seqs in that range instead"
-            )
-        for node in hidden:
-            self.positions.pop(node, None)
-        self.positions = {node: position for position, node in enumerate(self.nodes)}
-        return warning
-
-
 @dataclass
-class UserMessage:
-    seq: int
-    source: Any
-    content: list[Any]
+class _Batch:
+    """Events planned for one append, their lines (without newlines), and the
+    surface after them: nothing of the log changes until the write succeeded."""
 
-
-@dataclass
-class _Index:
-    messages: list[UserMessage] = field(default_factory=list)
-    by_seq: dict[int, UserMessage] = field(default_factory=dict)
-    by_kind: dict[str, list[UserMessage]] = field(default_factory=dict)
-
-    def add(self, seq: int, data: Any) -> None:
-        source = data.get("source") if isinstance(data, dict) else None
-        content = data.get("content") if isinstance(data, dict) and isinstance(data.get("content"), list) else []
-        kind = source.get("kind") if isinstance(source, dict) and isinstance(source.get("kind"), str) else ""
-        message = UserMessage(seq, source, content)
-        self.messages.append(message)
-        self.by_seq[seq] = message
-        self.by_kind.setdefault(kind, []).append(message)
-
-
-def user_role_message(kind: str, data: Any) -> Any:
-    """The user-role message an event carries, or None."""
-    if kind == USER_MESSAGE:
-        return data
-    if kind != TOOL_RESULT or not isinstance(data, dict) or "message" not in data:
-        return None
-    message = data["message"]
-    source = message.get("source") if isinstance(message, dict) else None
-    if isinstance(source, dict) and source.get("plugin") == "dsh-tool-skill" and isinstance(message.get("content"), list):
-        return message
-    return None
-
-
-def _op_json(op: SurfaceOp) -> Any:
-    return "append" if op == "append" else {"op": "replace", "start": op[0], "end": op[1]}
-
-
-def _event_line(event: dict[str, Any]) -> str:
-    line = f'{{"type":{stringify(event["type"])},"seq":{event["seq"]},"time":{event["time"]},"data":{stringify(event["data"])}'
-    if "surfaceOp" in event:
-        op = event["surfaceOp"]
-        line += ',"surfaceOp":' + ('"append"' if op == "append" else f'{{"op":"replace","start":{op[0]},"end":{op[1]}}}')
-    if "sourceEventSeqs" in event:
-        line += ',"sourceEventSeqs":[' + ",".join(str(s) for s in event["sourceEventSeqs"]) + "]"
-    return line + "}"
-
-
-def _header_line(header: dict[str, Any]) -> str:
-    fields = f'"type":"session","version":0,"id":{stringify(header["id"])},"createdAt":{header["createdAt"]}'
-    if header.get("cwd") is not None:
-        fields += f',"cwd":{stringify(header["cwd"])}'
-    return "{" + fields + "}"
+    events: list[dict[str, Any]]
+    lines: list[bytes]
+    surface: SurfaceFold
 
 
 class SessionLog:
     """A session log, in memory or backed by a JSONL file. Seqs are ints."""
 
-    def __init__(self, cwd: str | None = None, path: Path | None = None) -> None:
+    def __init__(self, cwd: str | None = None, path: Path | None = None, lock_wait: LockWait | None = None) -> None:
         with _key_lock:
             #: Unique among the logs of this process (the step context's ``session``).
             self.key: int = next(_keys)
         self.path = path
+        #: How every lock this log takes waits for another holder.
+        self.lock_wait = lock_wait or LockWait()
         self.header: dict[str, Any] = {"type": "session", "version": 0, "id": new_message_id(), "createdAt": int(time.time() * 1000)}
         if cwd is not None:
             self.header["cwd"] = cwd
         self.header_written = path is None
         self.events: list[dict[str, Any]] = []
         self.surface = SurfaceFold()
-        self._index = _Index()
+        self._index = MessageIndex()
         #: Bumped by every user-role message appended and every replace (the step context's ``history-version``).
         self.history_version = 0
         self.warnings: list[str] = []
-        self._read_bytes = 0
         self._last_seq: int | None = None
-        #: The handle whose exclusive lock :meth:`hold` holds, if any.
-        self._held: Any = None
+        # The cursor: bytes folded in, lines started (an unterminated last one
+        # counted), and whether what was read ends with a newline, so an
+        # append never glues its line onto a torn one.
+        self._offset = 0
+        self._lines = 0
+        self._ends_with_newline = True
+        #: The file whose exclusive lock :meth:`hold` holds, if any.
+        self._held: LockedFile | None = None
 
     # -- opening -----------------------------------------------------------
 
@@ -215,69 +109,81 @@ class SessionLog:
         return cls(cwd)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], cwd: str | None = None) -> SessionLog:
+    def open(cls, path: str | os.PathLike[str], cwd: str | None = None, lock_wait: LockWait | None = None) -> SessionLog:
         """Opens a DeepSeek Harness JSONL log; a missing or empty file is a new
-        session whose header is written with the first append."""
-        log = cls(cwd, Path(path))
-        log._refresh()
+        session whose header is written with the first append. Every lock the
+        log takes, now and later, waits as ``lock_wait`` says (by default, as
+        long as it takes)."""
+        log = cls(cwd, Path(path), lock_wait)
+        locked = open_locked(log._file, Access.READ, log.lock_wait, "opening", missing_ok=True)
+        if locked is not None:
+            with locked:
+                log._read_new_lines(locked.fd)
         return log
 
     @property
     def display_path(self) -> str:
         return IN_MEMORY_PATH if self.path is None else str(self.path)
 
-    def _regular(self, fd: int) -> None:
-        """Refuses what is not a regular file (spec §5.3), before a byte is read or written."""
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            os.close(fd)
-            raise SessionError(f"session log {self.display_path}: not a regular file ({_kind(mode)})")
+    @property
+    def _file(self) -> Path:
+        assert self.path is not None, "an in-memory log has no file"
+        return self.path
 
-    def _open_fd(self, flags: int) -> int:
-        """The path opened without blocking (a FIFO cannot hang the open) and checked regular."""
-        assert self.path is not None
-        fd = os.open(self.path, flags | getattr(os, "O_NONBLOCK", 0), 0o644)
-        self._regular(fd)
-        if hasattr(os, "O_NONBLOCK"):
-            os.set_blocking(fd, True)
-        return fd
-
-    def _refresh(self, locked: bool = False) -> None:
-        """Reads what was appended to the file since it was last read, under a
-        shared lock unless the caller holds the exclusive one."""
-        assert self.path is not None
-        try:
-            try:
-                fd = self._open_fd(os.O_RDONLY)
-            except FileNotFoundError:
-                return
-            with os.fdopen(fd, "rb") as handle:
-                if fcntl is not None and not locked:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-                handle.seek(self._read_bytes)
-                chunk = handle.read()
-        except OSError as error:
-            raise SessionError(f"cannot read {self.path}: {error.strerror}") from None
-        if not chunk:
+    def refresh(self) -> None:
+        """Folds in lines other processes appended since this log last read
+        the file (appends and holds do this on their own). A file no append
+        has created yet reads as empty; one this log read from must still exist."""
+        if self.path is None:
             return
-        end = chunk.rfind(b"\n") + 1
-        complete, torn = chunk[:end], chunk[end:]
-        lines = complete.split(b"\n")[:-1]
-        number = self._lines_read
-        for raw in lines:
-            number += 1
-            self._read_line(number, raw, torn_note="")
-        self._read_bytes += end
-        self._lines_read = number
-        if torn:
-            self._read_line(number + 1, torn, torn_note=" (the file's last line has no newline: a torn write?)")
+        if self._held is not None:
+            self._read_new_lines(self._held.fd)
+            return
+        locked = open_locked(self.path, Access.READ, self.lock_wait, "reopening", missing_ok=self._offset == 0)
+        if locked is not None:
+            with locked:
+                self._read_new_lines(locked.fd)
 
-    _lines_read = 0
+    def _append_access(self) -> Access:
+        """A log that has read nothing may create the file (a new session); one
+        that has read lines must find it: a fresh file would be a log missing its history."""
+        return Access.APPEND_OR_CREATE if self._offset == 0 else Access.APPEND
+
+    def _read_new_lines(self, fd: int) -> None:
+        """Folds every line after the cursor into the log, streaming. A file
+        shorter than what was read was rewritten: refused, whatever the call."""
+        try:
+            length = os.fstat(fd).st_size
+        except OSError as error:
+            raise errors.io_error(self.display_path, "reading the length", error) from None
+        if length < self._offset:
+            raise errors.shrunk(self.display_path, self._offset, length)
+        if length == self._offset:
+            return
+        try:
+            for line in read_lines(fd, self._offset):
+                self._ingest(line)
+        except OSError as error:
+            raise errors.io_error(self.display_path, "reading", error) from None
+
+    def _ingest(self, line: RawLine) -> None:
+        """Moves the cursor past one line and folds it in; a chunk after an
+        unterminated line continues that line's number."""
+        if self._ends_with_newline:
+            self._lines += 1
+        self._ends_with_newline = line.terminated
+        self._offset += line.span.length
+        if line.text is None:
+            self._warn(errors.long_line_skipped(self._lines, line.span.length))
+            return
+        self._read_line(self._lines, line.text, line.span, "" if line.terminated else _TORN)
 
     def _warn(self, text: str) -> None:
         self.warnings.append(text)
 
-    def _read_line(self, number: int, raw: bytes, torn_note: str) -> None:
+    def _read_line(self, number: int, raw: bytes, span: LineSpan, torn_note: str) -> None:
+        """Folds one line into the log; every problem but a bad header is a
+        warning, and the line stays in the file."""
         text = raw.decode("utf-8", "replace").strip()
         if not text:
             return
@@ -344,7 +250,7 @@ class SessionLog:
             if kind == USER_MESSAGE and not (isinstance(message, dict) and isinstance(message.get("content"), list)):
                 self._warn(f"line {number}: user message seq {seq} not indexed: its data has no content list")
             else:
-                self._index.add(seq, message)
+                self._index.add(seq, message, span)
         if message is not None or (op is not None and op != "append"):
             self.history_version += 1
 
@@ -360,7 +266,7 @@ class SessionLog:
 
     def _read_header(self, value: dict[str, Any]) -> None:
         def bad(reason: str) -> SessionError:
-            return SessionError(f"session log {self.display_path}: bad session header: {reason}")
+            return errors.bad_header(self.display_path, reason)
 
         if "version" not in value:
             raise bad("version is missing")
@@ -395,12 +301,21 @@ class SessionLog:
     def is_visible(self, seq: int) -> bool:
         return seq in self.surface
 
-    def user_messages_of_kind(self, kind: str) -> list[UserMessage]:
+    def user_messages_of_kind(self, kind: str) -> list[IndexedMessage]:
         """The user-role messages whose source kind is ``kind``, oldest first."""
         return self._index.by_kind.get(kind, [])
 
     def user_message(self, seq: int) -> UserMessage | None:
-        return self._index.by_seq.get(seq)
+        """The user-role message with this seq, or None when there is none. A
+        file's log reads its source and content back from the line it was
+        indexed at: an error when that line no longer holds it."""
+        indexed = self._index.by_seq.get(seq)
+        if indexed is None:
+            return None
+        if indexed.span is None:
+            return UserMessage(seq, indexed.source, indexed.content or [])
+        source, content = read_user_message(self._file, seq, indexed.span)
+        return UserMessage(seq, source, content)
 
     # -- appending ---------------------------------------------------------
 
@@ -424,139 +339,139 @@ class SessionLog:
 
     def to_jsonl(self) -> str:
         """The log as JSONL: the header, then every event, keys in the harness's order."""
-        return "".join(line + "\n" for line in [_header_line(self.header), *(_event_line(e) for e in self.events)])
+        return "".join(line + "\n" for line in [header_line(self.header), *(event_line(e) for e in self.events)])
 
     def _append(self, requests: list[tuple[str, Any, Any]]) -> list[int]:
         for kind, data, op in requests:
             problem = _event_problem(kind, data, op)
             if problem is not None:
-                raise SessionError(f"session log {self.display_path}: cannot append {kind}: {problem}")
+                raise errors.invalid_event(self.display_path, kind, problem)
+        if not requests:
+            return []
         if self.path is None:
-            return self._plan_and_commit(requests, None)
+            return self._commit(self._plan(requests), None)
         if self._held is not None:
-            return self._commit_locked(requests, self._held)
-        with self._locked() as handle:
-            return self._commit_locked(requests, handle)
+            return self._append_locked(self._held, requests)
+        # Closing the file lets the lock go, after removing it if this call
+        # created it and the append failed (spec §5.3, step lock).
+        with self._lock_for_append() as locked:
+            return self._append_locked(locked, requests)
 
-    def _locked(self) -> Any:
-        """The file opened for appending (created if missing) under an exclusive ``flock``."""
-        assert self.path is not None
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = os.fdopen(self._open_fd(os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
-        if fcntl is not None:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            except BaseException:
-                handle.close()
-                raise
-        return handle  # closing it releases the lock
-
-    def _commit_locked(self, requests: list[tuple[str, Any, Any]], handle: Any) -> list[int]:
-        size = os.fstat(handle.fileno()).st_size
-        if size < self._read_bytes:
-            raise SessionError(
-                f"session log {self.display_path}: the file shrank from {self._read_bytes} to {size} bytes since it was read; "
-                "refusing to append to a rewritten log"
-            )
-        self._refresh(locked=True)  # what other processes appended first
-        return self._plan_and_commit(requests, handle)
+    def _lock_for_append(self) -> LockedFile:
+        locked = open_locked(self._file, self._append_access(), self.lock_wait, "opening for append")
+        assert locked is not None
+        return locked
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[SessionLog]:
         """Holds the exclusive lock (spec §5.3, step lock) until the block
         ends, having read what other processes appended: appends inside it
-        write under this lock. An in-memory log holds nothing."""
+        write under this lock. A new session's file is created, empty, to be
+        locked, and removed again, still under the lock, when nothing was
+        appended. An in-memory log holds nothing."""
         if self.path is None or self._held is not None:
             yield self
             return
-        existed = self.path.exists()
-        handle = self._locked()
-        try:
-            self._held = handle
-            self._refresh(locked=True)
-            yield self
-        finally:
-            self._held = None
-            # A file this hold created, with nothing appended, is removed again, still under the lock.
-            if not existed and not self.header_written and os.fstat(handle.fileno()).st_size == 0:
-                with contextlib.suppress(OSError):
-                    self.path.unlink()
-            handle.close()
+        with self._lock_for_append() as locked:
+            self._read_new_lines(locked.fd)
+            self._held = locked
+            try:
+                yield self
+            finally:
+                self._held = None
 
-    def _plan_and_commit(self, requests: list[tuple[str, Any, Any]], handle: Any) -> list[int]:
+    def _append_locked(self, locked: LockedFile, requests: list[tuple[str, Any, Any]]) -> list[int]:
+        """Appends a batch to the file this log holds locked, after folding in
+        what others appended: header first for a new file, a newline first
+        after a torn line, one write, synced."""
+        self._read_new_lines(locked.fd)
+        batch = self._plan(requests)
+        prefix = b"" if self._ends_with_newline else b"\n"
+        new_lines = len(batch.lines)
+        if not self.header_written:
+            header = header_line(self.header).encode("utf-8")
+            reason = errors.line_too_long(len(header))
+            if reason is not None:
+                raise errors.bad_header(self.display_path, f"cannot write the header: {reason}")
+            prefix += header + b"\n"
+            new_lines += 1
+        batch_at = self._offset + len(prefix)
+        data = prefix + b"".join(line + b"\n" for line in batch.lines)
+        self._write_durably(locked.fd, data)
+        self._offset += len(data)
+        self._lines += new_lines
+        self._ends_with_newline = True
+        self.header_written = True
+        return self._commit(batch, batch_at)
+
+    def _write_durably(self, fd: int, data: bytes) -> None:
+        """Writes ``data`` at the end of the file and syncs it; on failure the
+        bytes that did land are cut off again, so the file stays as it was."""
+        length = self._offset
+        operation = "writing"
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            operation = "syncing"
+            getattr(os, "fdatasync", os.fsync)(fd)
+        except OSError as error:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, length)
+            raise errors.io_error(self.display_path, operation, error) from None
+
+    def _plan(self, requests: list[tuple[str, Any, Any]]) -> _Batch:
+        """Assigns seqs, resolves markers against a copy of the surface and
+        serializes the lines, refusing a replace off the surface, a seq past
+        what DeepSeek Harness can read, and a line a reader would skip."""
+        last = self.next_seq() + len(requests) - 1
+        if last > MAX_SEQ:
+            reason = f"its seq {last} would be above {MAX_SEQ}, the largest DeepSeek Harness can read"
+            raise errors.invalid_event(self.display_path, requests[0][0], reason)
         surface = self.surface.clone()  # plan on a copy: a refused batch changes nothing
         now = int(time.time() * 1000)
-        seq = self.next_seq()
-        planned: list[dict[str, Any]] = []
-        for kind, data, op in requests:
+        events: list[dict[str, Any]] = []
+        for seq, (kind, data, op) in enumerate(requests, start=self.next_seq()):
             if op == "whole-surface":
                 op = surface.whole_range() or "append"
-            shadowed = None
+            event: dict[str, Any] = {"type": kind, "seq": seq, "time": now, "data": data}
             if op is not None and op != "append":
                 shadowed = surface.shadowed_by(*op)
                 if shadowed is None:
-                    start, end = op
-                    raise SessionError(
-                        f"session log {self.display_path}: cannot replace surface range {start}..={end}: {_range_problem(surface, op)}"
-                    )
-            if seq > MAX_SEQ:
-                raise SessionError(
-                    f"session log {self.display_path}: cannot append {kind}: its seq {seq} would be above {MAX_SEQ}, the largest DeepSeek Harness can read"
-                )
+                    raise errors.bad_range(self.display_path, op[0], op[1], range_problem(surface, op))
+                event["sourceEventSeqs"] = shadowed
             if op is not None:
                 surface.apply(seq, op)
-            event: dict[str, Any] = {"type": kind, "seq": seq, "time": now, "data": data}
-            if op is not None:
                 event["surfaceOp"] = op
-            if shadowed is not None:
-                event["sourceEventSeqs"] = shadowed
-            planned.append(event)
-            seq += 1
-        if handle is not None:
-            lines = "".join(_event_line(e) + "\n" for e in planned)
-            if not self.header_written:
-                lines = _header_line(self.header) + "\n" + lines
-            size = handle.seek(0, os.SEEK_END)
-            if size > self._read_bytes:  # a torn last line: start on a line of our own
-                lines = "\n" + lines
-            encoded = lines.encode("utf-8")
-            try:
-                handle.write(encoded)
-                handle.flush()
-                os.fsync(handle.fileno())
-            except OSError:
-                handle.truncate(size)
-                raise
-            self._read_bytes = size + len(encoded)
-            self._lines_read += lines.count("\n")
-            self.header_written = True
-        self.surface = surface
-        for event in planned:
+            events.append(event)
+        lines = [event_line(event).encode("utf-8") for event in events]
+        for event, line in zip(events, lines):
+            reason = errors.line_too_long(len(line))
+            if reason is not None:
+                raise errors.invalid_event(self.display_path, event["type"], reason)
+        return _Batch(events, lines, surface)
+
+    def _commit(self, batch: _Batch, written_at: int | None) -> list[int]:
+        """Adds a batch that was written (its lines from byte ``written_at``)
+        or, in memory (None), accepted; returns its seqs."""
+        self.surface = batch.surface
+        offset = written_at
+        for event, line in zip(batch.events, batch.lines):
             self.events.append(event)
             self._last_seq = event["seq"]
             message = user_role_message(event["type"], event["data"])
             if message is not None:
-                self._index.add(event["seq"], message)
+                self._index.add(event["seq"], message, None if offset is None else LineSpan(offset, len(line) + 1))
             if message is not None or event.get("surfaceOp", "append") != "append":
                 self.history_version += 1
-        return [event["seq"] for event in planned]
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a file"
+            if offset is not None:
+                offset += len(line) + 1
+        return [event["seq"] for event in batch.events]
 
 
 def _event_problem(kind: str, data: Any, op: Any) -> str | None:
+    """What can be refused without the surface: the type, a marker on a
+    type that cannot carry one, a user message's data shape."""
     if kind in ("", "session"):
         return "not an event type"
     if op is not None and kind not in MESSAGE_EVENT_TYPES:
@@ -567,12 +482,3 @@ def _event_problem(kind: str, data: Any, op: Any) -> str | None:
         if not isinstance(data.get("content"), list):
             return "data.content must be a list of content blocks"
     return None
-
-
-def _range_problem(surface: SurfaceFold, op: Replace) -> str:
-    start, end = op
-    if start not in surface:
-        return f"seq {start} is not on the surface"
-    if end not in surface:
-        return f"seq {end} is not on the surface"
-    return f"seq {start} comes after seq {end} on the surface"
