@@ -139,7 +139,7 @@ impl Plugin {
 
     /// Like [`new_cached`](Self::new_cached) (`cache_dir` optional),
     /// recording every call in `recorder`: the trace another host replays
-    /// (docs/spec.md §7.3, [`TraceRecorder::to_json`]).
+    /// (docs/spec.md §7.2, [`TraceRecorder::to_json`]).
     pub fn traced(
         component: &[u8],
         config: &str,

@@ -1,4 +1,4 @@
-//! Traces at the WIT boundary (docs/spec.md §7.3): every call a plugin was
+//! Traces at the WIT boundary (docs/spec.md §7.2): every call a plugin was
 //! made, with its arguments, each import it made and the host's answer,
 //! what it returned, and what the host concluded after validating it. Another
 //! host replays a trace against the same component, answering the imports

@@ -34,5 +34,6 @@ mod remote;
 mod scenarios;
 mod search;
 mod search_quality;
+mod traces;
 mod turns;
 mod wit_contract;

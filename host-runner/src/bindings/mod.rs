@@ -23,7 +23,7 @@ pub(crate) mod current {
         // Import functions return `wasmtime::Result`, so the host can end a
         // call (an abort) without the guest seeing a value.
         imports: { default: trappable },
-        // Traces write the values as serde does (docs/spec.md §7.3).
+        // Traces write the values as serde does (docs/spec.md §7.2).
         additional_derives: [serde::Serialize],
     });
 

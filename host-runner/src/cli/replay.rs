@@ -18,7 +18,7 @@ pub struct ReplayArgs {
     /// The scenario (docs/spec.md §7).
     scenario: PathBuf,
     /// Also write the trace of every plugin call to this file (docs/spec.md
-    /// §7.3), even when a step fails.
+    /// §7.2), even when a step fails.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
 }

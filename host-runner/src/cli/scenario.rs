@@ -340,7 +340,7 @@ impl Scenario {
 
     /// Runs every step against `component` and returns `{"steps":[…]}`.
     /// `cache_dir`, when given, keeps the compiled component between runs.
-    /// With `recorder`, every plugin call is traced into it (docs/spec.md §7.3).
+    /// With `recorder`, every plugin call is traced into it (docs/spec.md §7.2).
     pub fn replay(
         &self,
         component: &[u8],

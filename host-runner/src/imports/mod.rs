@@ -43,7 +43,7 @@ pub(crate) struct CallContext {
     /// provider that did not answer it is not waited for again.
     pub listed: Option<Arc<RegistrySnapshot>>,
     /// What the call records of itself, when its plugin is traced
-    /// (docs/spec.md §7.3).
+    /// (docs/spec.md §7.2).
     pub trace: Option<crate::trace::CallTrace>,
 }
 

@@ -274,7 +274,7 @@ impl Sandbox {
     }
 
     /// Like [`with_cache`](Self::with_cache), recording every call in
-    /// `recorder` (docs/spec.md §7.3), the configuration's first.
+    /// `recorder` (docs/spec.md §7.2), the configuration's first.
     pub fn traced(
         component: &[u8],
         config: &str,

@@ -1,0 +1,140 @@
+//! The traces kept in `tests/traces/` (docs/spec.md §7.2) are what
+//! `skill-host replay --trace` records today: one per scenario of
+//! `tests/scenarios/` (the embedded plugin), one per case of the hostile
+//! plugin in `tests/traces/hostile/` (under [`HOSTILE_LIMITS`]). The other
+//! hosts replay them (`hosts/node`, `hosts/python`).
+//!
+//! `DSH_UPDATE_TRACES=1 cargo test -p end-to-end --test end_to_end traces`
+//! writes them afresh; without it, a trace that is missing or differs fails.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{Sandbox, path, repo_root, scenarios_in, stderr};
+
+static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin.wasm"));
+
+/// The limits the hostile plugin's cases run under (as in `cross_host.rs`).
+pub(crate) const HOSTILE_LIMITS: [&str; 6] = ["--timeout-ms", "500", "--memory-mb", "32", "--max-text-bytes", "1000"];
+
+/// The trace kept beside `scenario` in `dir`: `<name>.trace.json`.
+fn trace_path(dir: &Path, scenario: &Path) -> PathBuf {
+    let name = scenario.file_stem().unwrap().to_string_lossy();
+    dir.join(format!("{name}.trace.json"))
+}
+
+/// Records `scenario`'s trace with `plugin` (the embedded one when `None`).
+fn record(sandbox: &Sandbox, plugin: Option<&Path>, limits: &[&str], scenario: &Path) -> Value {
+    let out = sandbox.path().join("recorded.trace.json");
+    let mut args: Vec<&str> = Vec::new();
+    if let Some(plugin) = plugin {
+        args.extend(["--plugin", path(plugin)]);
+    }
+    args.extend(limits);
+    args.extend(["replay", path(scenario), "--trace", path(&out)]);
+    let output = sandbox.run(&args);
+    // A hostile case fails its step (exit 3); its trace is written all the same.
+    assert!(matches!(output.status.code(), Some(0 | 3)), "{}: {}", scenario.display(), stderr(&output));
+    let text =
+        std::fs::read_to_string(&out).unwrap_or_else(|error| panic!("{}: no trace: {error}", scenario.display()));
+    normalised(serde_json::from_str(&text).expect("a trace is JSON"))
+}
+
+/// What varies between two recordings of one scenario, made alike: the
+/// tool calls' ids the session gives results (`call-` and a fresh UUID)
+/// become `call-` and their ordinal in the same shape; and a call that ran
+/// into its deadline made as many imports as the time allowed, so its
+/// trailing repeats of one import are kept once (a replayer answers further
+/// repeats alike, docs/spec.md §7.2).
+fn normalised(trace: Value) -> Value {
+    let mut trace: Value = serde_json::from_str(&numbered_call_ids(&trace.to_string())).unwrap();
+    for call in trace["calls"].as_array_mut().expect("calls").iter_mut() {
+        let deadline = call["outcome"]["error"].as_str().is_some_and(|error| error.contains("exceeded its deadline"));
+        if let (true, Some(imports)) = (deadline, call["imports"].as_array_mut()) {
+            while imports.len() > 1 && imports[imports.len() - 1] == imports[imports.len() - 2] {
+                imports.pop();
+            }
+        }
+    }
+    trace
+}
+
+/// `text` with every `call-<UUID>` replaced by `call-<its ordinal, as a UUID>`.
+fn numbered_call_ids(text: &str) -> String {
+    const PREFIX: &str = "call-";
+    let is_uuid = |id: &str| {
+        id.len() == 36
+            && id
+                .char_indices()
+                .all(|(at, c)| if [8, 13, 18, 23].contains(&at) { c == '-' } else { c.is_ascii_hexdigit() })
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let (mut out, mut rest) = (String::with_capacity(text.len()), text);
+    while let Some(at) = rest.find(PREFIX) {
+        let (before, after) = rest.split_at(at + PREFIX.len());
+        out.push_str(before);
+        let id = after.get(..36).filter(|id| is_uuid(id));
+        let Some(id) = id else {
+            rest = after;
+            continue;
+        };
+        let ordinal = seen.iter().position(|known| known == id).unwrap_or_else(|| {
+            seen.push(id.to_owned());
+            seen.len() - 1
+        });
+        out.push_str(&format!("00000000-0000-0000-0000-{ordinal:012}"));
+        rest = &after[36..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Compares (or, with `DSH_UPDATE_TRACES=1`, writes) each trace; returns
+/// what is missing or stale.
+fn check(kept: &Path, recorded: Value) -> Option<String> {
+    let mut text = serde_json::to_string_pretty(&recorded).unwrap();
+    text.push('\n');
+    if std::env::var_os("DSH_UPDATE_TRACES").is_some() {
+        std::fs::write(kept, &text).unwrap();
+        return None;
+    }
+    match std::fs::read_to_string(kept) {
+        Ok(existing) if existing == text => None,
+        Ok(_) => Some(format!("{} is stale", kept.display())),
+        Err(_) => Some(format!("{} is missing", kept.display())),
+    }
+}
+
+const STALE: &str = "run `DSH_UPDATE_TRACES=1 cargo test -p end-to-end --test end_to_end traces` and review the change";
+
+#[test]
+fn every_scenario_has_its_trace_as_recorded_today() {
+    let sandbox = Sandbox::new();
+    let dir = repo_root().join("tests/traces/scenarios");
+    let scenarios = scenarios_in(&repo_root().join("tests/scenarios"));
+    let problems: Vec<String> = scenarios
+        .iter()
+        .filter_map(|scenario| check(&trace_path(&dir, scenario), record(&sandbox, None, &[], scenario)))
+        .collect();
+    assert!(problems.is_empty(), "{}\n{STALE}", problems.join("\n"));
+    // No trace of a scenario that is gone.
+    let kept = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(kept, scenarios.len(), "{} holds traces of no scenario", dir.display());
+}
+
+#[test]
+fn every_hostile_case_has_its_trace_as_recorded_today() {
+    let sandbox = Sandbox::new();
+    let plugin = sandbox.path().join("hostile_plugin.wasm");
+    std::fs::write(&plugin, HOSTILE).unwrap();
+    let dir = repo_root().join("tests/traces/hostile");
+    let cases: Vec<PathBuf> =
+        scenarios_in(&dir).into_iter().filter(|path| !path.to_string_lossy().ends_with(".trace.json")).collect();
+    assert!(cases.len() >= 20, "the hostile cases are in {}", dir.display());
+    let problems: Vec<String> = cases
+        .iter()
+        .filter_map(|case| check(&trace_path(&dir, case), record(&sandbox, Some(&plugin), &HOSTILE_LIMITS, case)))
+        .collect();
+    assert!(problems.is_empty(), "{}\n{STALE}", problems.join("\n"));
+}
