@@ -167,85 +167,97 @@ impl Record {
     /// invocations, sorted for notices, as `serde_json` writes a map).
     pub fn to_json(&self) -> String {
         let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    /// The length in bytes of [`to_json`](Self::to_json)'s text, found
+    /// without writing it (a host checks it against its caps first).
+    pub fn json_len(&self) -> usize {
+        let mut length = Length(0);
+        self.write(&mut length);
+        length.0
+    }
+
+    fn write(&self, out: &mut impl Sink) {
         match self {
-            Self::Catalog => out.push_str(CATALOG_SOURCE),
+            Self::Catalog => out.text(CATALOG_SOURCE),
             Self::SkillCatalog(catalog) => {
-                out.push_str(r#"{"kind":"#);
-                push_string(&mut out, SKILL_CATALOG_KIND);
-                out.push_str(r#","form":"catalog","#);
+                out.text(r#"{"kind":"#);
+                push_string(out, SKILL_CATALOG_KIND);
+                out.text(r#","form":"catalog","#);
                 if catalog.update {
-                    out.push_str(r#""update":true,"#);
+                    out.text(r#""update":true,"#);
                 }
-                out.push_str(r#""entries":["#);
+                out.text(r#""entries":["#);
                 for (index, entry) in catalog.entries.iter().enumerate() {
                     if index > 0 {
-                        out.push(',');
+                        out.text(",");
                     }
-                    out.push_str(r#"{"name":"#);
-                    push_string(&mut out, &entry.name);
-                    out.push_str(r#","description":"#);
-                    push_string(&mut out, &entry.description);
-                    out.push('}');
+                    out.text(r#"{"name":"#);
+                    push_string(out, &entry.name);
+                    out.text(r#","description":"#);
+                    push_string(out, &entry.description);
+                    out.text("}");
                 }
-                out.push(']');
+                out.text("]");
                 if let Some(line) = &catalog.coverage {
-                    out.push_str(r#","coverage":"#);
-                    push_string(&mut out, line);
+                    out.text(r#","coverage":"#);
+                    push_string(out, line);
                 }
-                out.push('}');
+                out.text("}");
             }
             Self::CatalogUpdate { removed } => {
-                out.push_str(CATALOG_SOURCE.strip_suffix('}').expect("the catalog source is a JSON object"));
-                out.push_str(r#","form":"#);
-                push_string(&mut out, CATALOG_UPDATE_FORM);
-                out.push_str(r#","removed":"#);
-                push_strings(&mut out, removed);
-                out.push('}');
+                out.text(CATALOG_SOURCE.strip_suffix('}').expect("the catalog source is a JSON object"));
+                out.text(r#","form":"#);
+                push_string(out, CATALOG_UPDATE_FORM);
+                out.text(r#","removed":"#);
+                push_strings(out, removed);
+                out.text("}");
             }
             Self::Invocation { name } => {
-                out.push_str(r#"{"kind":"#);
-                push_string(&mut out, INVOCATION_KIND);
-                out.push_str(r#","name":"#);
-                push_string(&mut out, name);
-                out.push_str(r#","form":"instructions"}"#);
+                out.text(r#"{"kind":"#);
+                push_string(out, INVOCATION_KIND);
+                out.text(r#","name":"#);
+                push_string(out, name);
+                out.text(r#","form":"instructions"}"#);
             }
-            Self::InvocationNote => out.push_str(INVOCATION_NOTE_SOURCE),
+            Self::InvocationNote => out.text(INVOCATION_NOTE_SOURCE),
             Self::Notice(notice) => {
-                out.push('{');
+                out.text("{");
                 if let SkillNotice::Changed { body_digest: Some(digest), .. } = notice {
-                    out.push_str(r#""bodyDigest":"#);
-                    push_string(&mut out, digest);
-                    out.push(',');
+                    out.text(r#""bodyDigest":"#);
+                    push_string(out, digest);
+                    out.text(",");
                 }
                 let form = match notice {
                     SkillNotice::Changed { .. } => "changed",
                     SkillNotice::Gone { .. } => "gone",
                     SkillNotice::Reload { .. } => "reload",
                 };
-                out.push_str(r#""form":"#);
-                push_string(&mut out, form);
-                out.push_str(r#","kind":"#);
-                push_string(&mut out, NOTICE_KIND);
+                out.text(r#""form":"#);
+                push_string(out, form);
+                out.text(r#","kind":"#);
+                push_string(out, NOTICE_KIND);
                 match notice {
                     SkillNotice::Changed { name, provider, .. } => {
-                        out.push_str(r#","name":"#);
-                        push_string(&mut out, name);
-                        out.push_str(r#","provider":"#);
-                        push_string(&mut out, provider);
+                        out.text(r#","name":"#);
+                        push_string(out, name);
+                        out.text(r#","provider":"#);
+                        push_string(out, provider);
                     }
                     SkillNotice::Gone { name } => {
-                        out.push_str(r#","name":"#);
-                        push_string(&mut out, name);
+                        out.text(r#","name":"#);
+                        push_string(out, name);
                     }
                     SkillNotice::Reload { names } => {
-                        out.push_str(r#","names":"#);
-                        push_strings(&mut out, names);
+                        out.text(r#","names":"#);
+                        push_strings(out, names);
                     }
                 }
-                out.push('}');
+                out.text("}");
             }
         }
-        out
     }
 
     /// Reads a source given as JSON text (docs/spec.md §8.5): the record it
@@ -352,13 +364,65 @@ fn names(value: Option<&Value>, max: usize) -> Option<Vec<String>> {
 }
 
 /// `text` as a JSON string literal, as `serde_json` writes it.
-fn push_string(out: &mut String, text: &str) {
-    out.push_str(&serde_json::to_string(text).expect("a string serialises"));
+fn push_string(out: &mut impl Sink, text: &str) {
+    out.text("\"");
+    let mut clean = 0;
+    for (at, byte) in text.bytes().enumerate() {
+        let escape = match byte {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0x00..=0x1f => "",
+            _ => continue,
+        };
+        out.text(&text[clean..at]);
+        clean = at + 1;
+        if escape.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let code = [b'\\', b'u', b'0', b'0', HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]];
+            out.text(core::str::from_utf8(&code).expect("ASCII"));
+        } else {
+            out.text(escape);
+        }
+    }
+    out.text(&text[clean..]);
+    out.text("\"");
 }
 
 /// `names` as a JSON array of strings.
-fn push_strings(out: &mut String, names: &[String]) {
-    out.push_str(&serde_json::to_string(names).expect("strings serialise"));
+fn push_strings(out: &mut impl Sink, names: &[String]) {
+    out.text("[");
+    for (index, name) in names.iter().enumerate() {
+        if index > 0 {
+            out.text(",");
+        }
+        push_string(out, name);
+    }
+    out.text("]");
+}
+
+/// Where [`Record::write`] writes: a text, or a count of its bytes.
+trait Sink {
+    fn text(&mut self, text: &str);
+}
+
+impl Sink for String {
+    fn text(&mut self, text: &str) {
+        self.push_str(text);
+    }
+}
+
+/// Counts the bytes written.
+struct Length(usize);
+
+impl Sink for Length {
+    fn text(&mut self, text: &str) {
+        self.0 += text.len();
+    }
 }
 
 #[cfg(test)]

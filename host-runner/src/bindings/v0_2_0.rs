@@ -21,7 +21,7 @@ wasmtime::component::bindgen!({
 pub use dsh::skill::{registry, session, step, types};
 use exports::dsh::skill::plugin as api;
 
-use crate::imports::{CallContext, Decided};
+use crate::imports::{Addition, CallContext, Decided};
 
 impl types::Host for CallContext {}
 
@@ -95,7 +95,7 @@ impl step::Host for CallContext {
     fn decide(&mut self, messages: Vec<step::DecidedMessage>) -> wasmtime::Result<()> {
         self.decide_with(messages, |decided| match decided {
             step::DecidedMessage::Proposed(index) => Decided::Proposed(index),
-            step::DecidedMessage::Added(added) => Decided::Added(message_in(added)),
+            step::DecidedMessage::Added(added) => Decided::Added(Addition::Written(message_in(added))),
         })
     }
 }

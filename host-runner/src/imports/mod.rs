@@ -19,7 +19,7 @@ use crate::session::SharedSession;
 pub(crate) use session::content_to_wit;
 #[cfg(test)]
 pub(crate) use step::written;
-pub(crate) use step::{Decided, StepCall};
+pub(crate) use step::{Addition, Decided, StepCall, record};
 
 /// What one plugin call may reach: the registry (for the call's working
 /// directory only), the session, the step a pre-step decides, whether the

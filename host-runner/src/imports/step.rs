@@ -32,21 +32,41 @@ impl Host for super::CallContext {
     fn decide(&mut self, messages: Vec<DecidedMessage>) -> wasmtime::Result<()> {
         self.decide_with(messages, |decided| match decided {
             DecidedMessage::Proposed(index) => Decided::Proposed(index),
-            DecidedMessage::Added(added) => Decided::Added(written(added)),
+            DecidedMessage::Added(added) => Decided::Added(Addition::Typed(added)),
         })
     }
 }
 
 /// One message of a decision, whichever contract version made it: a
-/// proposed one kept by index, or an added one with its source as JSON
-/// text, which the host checks (docs/spec.md §8.5).
+/// proposed one kept by index, or an added one, which the host checks
+/// (docs/spec.md §8.5).
 #[derive(Clone, Debug)]
 pub(crate) enum Decided {
     /// The proposed message at this index.
     Proposed(u32),
-    /// A message the plugin added: a typed record written as its JSON
-    /// source (0.3.0 on), or the source a plugin wrote itself (before).
-    Added(wit::Message),
+    /// A message the plugin added.
+    Added(Addition),
+}
+
+/// A message the plugin added, as its contract version sends it.
+#[derive(Clone, Debug)]
+pub(crate) enum Addition {
+    /// A typed record and its text (0.3.0 on): the host writes the source
+    /// only once the decision's count is checked ([`Addition::written`]).
+    Typed(AddedMessage),
+    /// A source the plugin wrote itself, with its blocks (before 0.3.0).
+    Written(wit::Message),
+}
+
+impl Addition {
+    /// The message with its source as JSON text (a typed record written by
+    /// [`Record::to_json`]).
+    pub(crate) fn written(self) -> wit::Message {
+        match self {
+            Self::Typed(added) => written(added),
+            Self::Written(message) => message,
+        }
+    }
 }
 
 impl Decided {
@@ -54,7 +74,7 @@ impl Decided {
     fn to_json(&self) -> serde_json::Value {
         match self {
             Self::Proposed(index) => json!({ "proposed": index }),
-            Self::Added(message) => json!({ "added": crate::trace::value(message) }),
+            Self::Added(addition) => json!({ "added": crate::trace::value(&addition.clone().written()) }),
         }
     }
 }
@@ -101,7 +121,7 @@ pub(crate) fn written(added: AddedMessage) -> wit::Message {
 }
 
 /// The record a typed source is.
-fn record(source: AddedSource) -> Record {
+pub(crate) fn record(source: AddedSource) -> Record {
     match source {
         AddedSource::Catalog => Record::Catalog,
         AddedSource::SkillCatalog(catalog) => Record::SkillCatalog(SkillCatalog {

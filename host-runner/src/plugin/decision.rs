@@ -8,8 +8,7 @@ use skill_rules::{Record, Refusal, SkillNotice};
 
 use crate::bindings::types as wit;
 use crate::error::HostError;
-use crate::imports::Decided;
-use crate::imports::StepCall;
+use crate::imports::{Addition, Decided, StepCall, record};
 use crate::message;
 use crate::sandbox::OutputLimits;
 
@@ -62,9 +61,19 @@ pub(super) fn apply_decision(proposed: Decision, step: StepCall, limits: OutputL
                 messages.push(std::mem::take(&mut proposed[index]));
                 continue;
             }
-            Decided::Added(message) => message,
+            Decided::Added(Addition::Written(message)) => {
+                added_count += 1;
+                message
+            }
+            // Written only now, after the count: one at a time, and not at
+            // all when its source would pass the cap.
+            Decided::Added(Addition::Typed(added)) => {
+                added_count += 1;
+                let record = record(added.source);
+                check.fits(|| format!("added message {added_count}'s source"), record.json_len())?;
+                wit::Message { source: record.to_json(), content: vec![wit::ContentBlock::Text(added.text)] }
+            }
         };
-        added_count += 1;
         check.added_message(added_count, &message)?;
         let Added { record, data } = added_message(&message).map_err(invalid)?;
         match record {

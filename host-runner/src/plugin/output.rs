@@ -44,6 +44,17 @@ impl OutputCheck {
         Ok(())
     }
 
+    /// Refuses a string of `length` bytes over the cap per text, as
+    /// [`text`](Self::text) would, without counting it: for a text not yet
+    /// written.
+    pub fn fits(&self, what: impl FnOnce() -> String, length: usize) -> Result<(), HostError> {
+        let cap = self.limits.max_text_bytes;
+        if length > cap {
+            return Err(self.invalid(format!("{} is {length} bytes, over the cap of {cap} bytes per text", what())));
+        }
+        Ok(())
+    }
+
     /// Counts a message the plugin added (its source and every block).
     pub fn added_message(&mut self, ordinal: usize, message: &wit::Message) -> Result<(), HostError> {
         self.text(|| format!("added message {ordinal}'s source"), &message.source)?;

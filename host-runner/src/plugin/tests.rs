@@ -1,15 +1,15 @@
 use super::*;
-use crate::imports::Decided;
+use crate::imports::{Addition, Decided};
 use crate::message::{self, CATALOG_SOURCE};
 use crate::sandbox::OutputLimits;
 
 mod records;
 
 fn added(source: &str, texts: &[&str]) -> Decided {
-    Decided::Added(wit::Message {
+    Decided::Added(Addition::Written(wit::Message {
         source: source.to_owned(),
         content: texts.iter().map(|text| wit::ContentBlock::Text((*text).to_owned())).collect(),
-    })
+    }))
 }
 
 fn injection(name: &str) -> Decided {

@@ -2,6 +2,7 @@
 //! and the plugin's own bytes.
 
 use alloc::borrow::ToOwned;
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 
@@ -104,4 +105,25 @@ fn a_refusal_says_why() {
         "a skill notice that is not a changed, gone or reload notice"
     );
     assert_eq!(Record::parse("[]").unwrap_err().to_string(), "no record the plugin writes");
+}
+
+/// The writer escapes strings exactly as serde_json does (`"`, `\`, the
+/// short escapes, other controls as `\u00XX` in lowercase hex, everything
+/// else as it is), and `json_len` is its length, written or not.
+#[test]
+fn strings_are_written_as_serde_json_writes_them_and_measured_alike() {
+    let mut every_ascii: String = (0u8..0x80).map(char::from).collect();
+    every_ascii.push_str("\u{80}\u{7ff}\u{800}\u{2028}\u{2029}\u{fffd}\u{1f600}é");
+    for text in [every_ascii.as_str(), "", "plain", "\"\\", "a\u{0}b\u{1f}c\u{7f}"] {
+        let record = Record::Invocation { name: text.to_string() };
+        let expected = format!(
+            r#"{{"kind":"skill-invocation","name":{},"form":"instructions"}}"#,
+            serde_json::to_string(text).unwrap()
+        );
+        assert_eq!(record.to_json(), expected, "{text:?}");
+        assert_eq!(record.json_len(), expected.len(), "{text:?}");
+        let names = Record::CatalogUpdate { removed: vec![text.to_string(), "b".into()] };
+        assert!(names.to_json().ends_with(&format!(r#""removed":{}}}"#, serde_json::to_string(&[text, "b"]).unwrap())));
+        assert_eq!(names.json_len(), names.to_json().len());
+    }
 }

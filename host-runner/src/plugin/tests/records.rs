@@ -9,7 +9,7 @@ use skill_rules::{Record, SkillNotice};
 
 use super::*;
 use crate::bindings::step::{self, AddedMessage, AddedSource};
-use crate::imports::written;
+use crate::imports::{record, written};
 use crate::plugin::decision::added_message;
 
 /// The table: what a pre-step may add, and what is refused.
@@ -131,7 +131,12 @@ fn every_step_of_the_table_enters_or_is_refused_as_it_says() {
     for step in table()["steps"].as_array().expect("steps") {
         let names: Vec<String> =
             step["names"].as_array().unwrap().iter().map(|name| name.as_str().unwrap().to_owned()).collect();
-        let decided = step["added"].as_array().unwrap().iter().map(|row| Decided::Added(message_of(row))).collect();
+        let decided = step["added"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| Decided::Added(Addition::Written(message_of(row))))
+            .collect();
         let result = apply(&names, decided);
         match step.get("accepted").and_then(Value::as_u64) {
             Some(count) => {
@@ -219,4 +224,32 @@ fn a_typed_record_the_grammar_refuses_is_refused_with_the_text_of_its_source() {
         let row = serde_json::json!({ "refused": refusal });
         assert_eq!(added_message(&message).err(), Some(reason(&row, &message.source)), "{}", message.source);
     }
+}
+
+/// A 0.3.0 decision through the whole check: typed records are written
+/// after the count, one at a time, and one whose source would pass the cap
+/// is refused by its written length, never written.
+#[test]
+fn typed_records_are_written_after_the_count_and_refused_by_their_written_length() {
+    let typed = |source: AddedSource| Decided::Added(Addition::Typed(AddedMessage { source, text: "t".to_owned() }));
+    let entered =
+        apply(&["a-skill".to_owned()], vec![Decided::Proposed(0), typed(AddedSource::Invocation("a-skill".into()))]);
+    let Ok(Decision::Enter(messages)) = entered else { panic!("{entered:?}") };
+    assert_eq!(
+        messages[1]["source"],
+        serde_json::json!({"kind": "skill-invocation", "name": "a-skill", "form": "instructions"})
+    );
+    // 64 added is the cap: 65 are refused before any is written.
+    let many: Vec<Decided> = (0..65).map(|_| typed(AddedSource::Catalog)).collect();
+    assert_eq!(refusal(apply(&[], many)), "it added 65 messages; a pre-step may add at most 64");
+    // Control characters take six bytes written: 3 MiB of them are 18 MiB.
+    let coverage = "\u{1}".repeat(3 * 1024 * 1024);
+    let catalog =
+        AddedSource::SkillCatalog(step::SkillCatalog { update: false, entries: Vec::new(), coverage: Some(coverage) });
+    let written_len = record(catalog.clone()).json_len();
+    assert!(written_len > 16 * 1024 * 1024);
+    assert_eq!(
+        refusal(apply(&[], vec![typed(catalog)])),
+        format!("added message 1's source is {written_len} bytes, over the cap of 16777216 bytes per text")
+    );
 }
