@@ -82,7 +82,8 @@ pub fn versions_of(skills: &[SkillSummary]) -> Versions {
         .map(|skill| {
             let version = SkillVersion {
                 provider: skill.provider.clone(),
-                body_digest: skill.body_digest.clone(),
+                // A digest no notice could carry is no way to tell.
+                body_digest: skill.body_digest.clone().filter(|digest| skill_rules::is_body_digest(digest)),
                 model_invocable: skill.invocation.model_invocable,
             };
             (skill.name.clone(), version)
@@ -114,7 +115,19 @@ pub enum State {
 
 impl Event {
     /// Reads a message's source.
+    /// Loads, notices and reminders of names outside the grammar are
+    /// [`Event::Other`]: a notice about them could not be written.
     pub fn of(message: &Message) -> Self {
+        let event = Self::read(message);
+        let named = |name: &String| skill_rules::is_skill_name(name);
+        match &event {
+            Self::Load { name, .. } | Self::About { name, .. } if !named(name) => Self::Other,
+            Self::Reload { names } if !names.iter().all(named) => Self::Other,
+            _ => event,
+        }
+    }
+
+    fn read(message: &Message) -> Self {
         let Ok(source) = serde_json::from_str::<Value>(&message.source) else {
             return Self::Other;
         };
@@ -280,6 +293,8 @@ impl LoadedHistory {
             }
             let state = match now {
                 None => State::Gone,
+                // A notice must name the provider: with none, nothing is said.
+                Some(version) if version.provider.is_empty() => continue,
                 Some(version) if version.provider != loaded.provider => {
                     State::Changed { provider: version.provider.clone(), body_digest: version.body_digest.clone() }
                 }
@@ -321,4 +336,43 @@ fn notice(name: &str, state: &State) -> Message {
         State::Gone => (SkillNotice::Gone { name: name.to_owned() }, gone_text(name)),
     };
     Message { source: Record::Notice(notice).to_json(), content: vec![ContentBlock::Text(text)] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ContentBlock;
+
+    fn message(source: &str) -> Message {
+        Message { source: source.to_owned(), content: vec![ContentBlock::Text("t".to_owned())] }
+    }
+
+    /// What a session holds that no notice could name is not read: a step
+    /// never writes a notice the host must refuse (docs/spec.md §3.12, §8.5).
+    #[test]
+    fn loads_and_notices_of_names_outside_the_grammar_are_not_read() {
+        let load = |name: &str| {
+            message(&format!(
+                r#"{{"kind":"tool","plugin":"dsh-tool-skill","callId":"c","loaded":{{"name":"{name}","provider":"p"}}}}"#
+            ))
+        };
+        assert_eq!(
+            Event::of(&load("deploy")),
+            Event::Load { name: "deploy".into(), provider: "p".into(), body_digest: None }
+        );
+        assert_eq!(Event::of(&load("Deploy")), Event::Other);
+        let gone = message(r#"{"kind":"skill-notice","form":"gone","name":"../x"}"#);
+        assert_eq!(Event::of(&gone), Event::Other);
+        let reload = message(r#"{"kind":"skill-notice","form":"reload","names":["a","B"]}"#);
+        assert_eq!(Event::of(&reload), Event::Other);
+    }
+
+    #[test]
+    fn a_digest_no_notice_could_carry_is_no_digest() {
+        let mut skill = SkillSummary::for_test("a", "A.", true);
+        skill.body_digest = Some("x".repeat(129));
+        assert_eq!(versions_of(&[skill.clone()])["a"].body_digest, None);
+        skill.body_digest = Some("sha256:00".to_owned());
+        assert_eq!(versions_of(&[skill])["a"].body_digest.as_deref(), Some("sha256:00"));
+    }
 }
