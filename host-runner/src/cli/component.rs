@@ -13,14 +13,15 @@ use super::common::{GlobalOptions, UsageError};
 /// Write the plugin component (the one built into this binary, or `--plugin`)
 /// to a file, or print the contract a component is built against.
 ///
-/// This host runs components built for dsh:skill@0.2.0 (its own) and for
+/// This host runs components built for dsh:skill@0.3.0 (its own), for
+/// dsh:skill@0.2.0 (whose added messages are JSON source texts) and for
 /// dsh:skill@0.1.0 (which has no search: its `skill` tool loads by name).
 #[derive(Args)]
 pub struct ComponentArgs {
     /// Where to write the component (`.wasm`).
     #[arg(long, value_name = "FILE", required_unless_present = "wit")]
     output: Option<PathBuf>,
-    /// Print the WIT of contract VERSION (default: this host's own, 0.2.0)
+    /// Print the WIT of contract VERSION (default: this host's own, 0.3.0)
     /// instead, e.g. to build a plugin against it.
     #[arg(long, value_name = "VERSION", num_args = 0..=1, default_missing_value = "", conflicts_with = "output")]
     wit: Option<String>,
@@ -50,7 +51,7 @@ impl ComponentArgs {
     }
 }
 
-/// The accepted versions, for a message: `0.2.0, 0.1.0`.
+/// The accepted versions, for a message: `0.3.0, 0.2.0, 0.1.0`.
 fn accepted() -> String {
     ContractVersion::ACCEPTED.iter().map(|version| version.number()).collect::<Vec<_>>().join(", ")
 }

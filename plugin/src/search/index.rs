@@ -16,8 +16,8 @@ use super::text::{self, Unit};
 
 /// The BM25F weight of each field a skill is searched by, in the order the
 /// caller gives their texts: the name, the description. A third field
-/// (`whenToUse`, once the contract carries it) is one more weight here and
-/// one more text per skill.
+/// (`whenToUse`, which `skill-summary` carries since contract 0.3.0) would
+/// be one more weight here and one more text per skill.
 pub const FIELD_WEIGHTS: [f64; 2] = [3.0, 1.0];
 /// How many fields a skill is searched by.
 pub const FIELD_COUNT: usize = FIELD_WEIGHTS.len();
