@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{Decisions, SkillsError, manifest, read, resource_uri, served};
@@ -98,8 +98,9 @@ fn a_bundle_folder_swapped_for_a_link_after_listing_serves_nothing_from_there() 
 /// outside one while 20,000 reads run: no read returns the outside file (the
 /// check-then-open by path did, 147 times in 20,000). The swapper rests a
 /// moment in the real state each round and the reads go on (up to 60 s)
-/// until some were served, so a loaded machine cannot make every read land
-/// mid-swap and the test prove nothing.
+/// until some were served and the folder was swapped 1,000 times, so a
+/// loaded machine can make neither side starve the other into proving
+/// nothing.
 #[test]
 fn a_folder_swapped_for_a_link_while_reads_run_never_serves_the_outside_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -114,15 +115,17 @@ fn a_folder_swapped_for_a_link_while_reads_run_never_serves_the_outside_file() {
     let (_, files) = served(&snapshot, "r", &Default::default()).unwrap();
 
     let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
     let swapper = {
-        let (stop, sub, parked, link) =
-            (Arc::clone(&stop), root.join("r/sub"), root.join("r/.sub-real"), outside.join("sub"));
+        let (stop, swaps, sub, parked, link) =
+            (Arc::clone(&stop), Arc::clone(&swaps), root.join("r/sub"), root.join("r/.sub-real"), outside.join("sub"));
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 fs::rename(&sub, &parked).unwrap();
                 symlink(&link, &sub).unwrap();
                 fs::remove_file(&sub).unwrap();
                 fs::rename(&parked, &sub).unwrap();
+                swaps.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_micros(50));
             }
         })
@@ -133,7 +136,8 @@ fn a_folder_swapped_for_a_link_while_reads_run_never_serves_the_outside_file() {
     let decisions = Decisions::settled_after(Duration::ZERO);
     let started = Instant::now();
     let (mut reads, mut served_inside) = (0, 0);
-    while (reads < 20_000 || served_inside == 0) && started.elapsed() < Duration::from_secs(60) {
+    let raced = || swaps.load(Ordering::Relaxed) >= 1_000;
+    while (reads < 20_000 || served_inside == 0 || !raced()) && started.elapsed() < Duration::from_secs(60) {
         if let Ok(file) = read(&uri, "r", "sub/file.txt", &files, &decisions) {
             assert_ne!(String::from_utf8_lossy(&file.bytes), SECRET, "read {reads} served the outside file");
             served_inside += 1;
@@ -143,6 +147,7 @@ fn a_folder_swapped_for_a_link_while_reads_run_never_serves_the_outside_file() {
     stop.store(true, Ordering::Relaxed);
     swapper.join().unwrap();
     assert!(served_inside > 0, "no read succeeded in {reads}");
+    assert!(raced(), "the folder was swapped only {} times while {reads} reads ran", swaps.load(Ordering::Relaxed));
 }
 
 /// One decision per skill (issue item 7): `skills/get` (the manifest) and
