@@ -59,8 +59,8 @@ export class Plugin {
   }
 
   /** The `skill` tool's definition, as the plugin declares it. */
-  async definition() {
-    const { val } = await this.#sandbox.call('definition', 'definition', [], new CallContext());
+  async definition(Host = CallContext) {
+    const { val } = await this.#sandbox.call('definition', 'definition', [], new Host());
     const check = this.#check('definition');
     check.text(() => 'the name', val.name);
     check.text(() => 'the description', val.description);
@@ -147,8 +147,8 @@ export class Plugin {
   }
 
   /** Pi-style disclosure: the system-prompt block for `cwd` (empty when no skill is visible). */
-  async systemPrompt(registry, cwd) {
-    const host = new CallContext({ registry, cwd: cwd ?? null });
+  async systemPrompt(registry, cwd, Host = CallContext) {
+    const host = new Host({ registry, cwd: cwd ?? null });
     const returned = await this.#sandbox.call('system-prompt', 'systemPrompt', [], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('system-prompt', 'reported an abort outside a step');
     this.#check('system-prompt').text(() => 'the system prompt', returned.val);
@@ -156,8 +156,8 @@ export class Plugin {
   }
 
   /** Pi's `/skill:NAME args`: the expanded text, or `text` unchanged. */
-  async expand(registry, cwd, text) {
-    const host = new CallContext({ registry, cwd: cwd ?? null });
+  async expand(registry, cwd, text, Host = CallContext) {
+    const host = new Host({ registry, cwd: cwd ?? null });
     const returned = await this.#sandbox.call('expand', 'expand', [text], host);
     if (returned.tag === 'err') throw HostError.invalidOutput('expand', 'reported an abort outside a step');
     this.#check('expand').text(() => 'the expansion', returned.val);

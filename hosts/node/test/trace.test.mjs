@@ -1,0 +1,121 @@
+// The trace replayer (src/trace-replay.mjs, docs/spec.md §7.2): a value
+// converts between a trace's serde form and jco's by its WIT type; a stored
+// trace of the embedded plugin replays with no mismatch; and a trace altered
+// in an answer, an import, a returned value or an outcome is reported, one
+// line per mismatch, naming the call.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { embeddedComponent } from '../src/component.mjs';
+import { HostError } from '../src/errors.mjs';
+import { replayTrace, TraceFormatError } from '../src/trace-replay.mjs';
+import { IMPORTS, RETURNS, STEP_CONTEXT, toJco, toTrace, TraceValueError } from '../src/trace-values.mjs';
+
+const REPOSITORY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+let component;
+const plugin = () => (component ??= embeddedComponent(REPOSITORY));
+const stored = (name) => JSON.parse(readFileSync(path.join(REPOSITORY, 'tests/traces/scenarios', `${name}.trace.json`), 'utf8'));
+const replay = (trace) => replayTrace(plugin(), JSON.stringify(trace));
+
+test('values convert by their WIT type, both ways', () => {
+  const answer = {
+    Ok: {
+      Changed: {
+        complete: true,
+        revision: 7,
+        skills: [
+          {
+            name: 'a-skill',
+            description: 'A.',
+            when_to_use: null,
+            invocation: { model_invocable: true, user_invocable: false },
+            provider: 'p',
+            source: 'p',
+            path: '/a',
+            body_digest: null,
+          },
+        ],
+      },
+    },
+  };
+  const jco = toJco(IMPORTS.snapshot.result, answer);
+  assert.equal(jco.val.tag, 'changed');
+  assert.equal(jco.val.val.revision, 7n);
+  assert.deepEqual(jco.val.val.skills[0].invocation, { modelInvocable: true, userInvocable: false });
+  assert.equal(jco.val.val.skills[0].whenToUse, undefined);
+  assert.deepEqual(toTrace(IMPORTS.snapshot.result, jco), answer);
+  assert.deepEqual(toJco(IMPORTS.snapshot.result, { Ok: 'Unchanged' }), { tag: 'ok', val: { tag: 'unchanged' } });
+  assert.deepEqual(toJco(IMPORTS.getSkill.result, { Err: { Failed: 'x' } }), { tag: 'err', val: { tag: 'failed', val: 'x' } });
+  const context = { session: 3, registry_revision: null, history_version: 0, tool_view: 'Shadowed', aborted: false, proposal: 'Reject' };
+  assert.deepEqual(toJco(STEP_CONTEXT, context).toolView, 'shadowed');
+  assert.deepEqual(toTrace(STEP_CONTEXT, toJco(STEP_CONTEXT, context)), context);
+  // A decision as skill-host traces it: a typed record as its written source.
+  const decided = [{ tag: 'proposed', val: 0 }, { tag: 'added', val: { source: '{}', content: [{ tag: 'other', val: '1' }] } }];
+  assert.deepEqual(toTrace(IMPORTS.decide.params[0][1], decided), [
+    { proposed: 0 },
+    { added: { source: '{}', content: [{ Other: '1' }] } },
+  ]);
+  assert.deepEqual(toTrace(RETURNS['pre-step'], { tag: 'err', val: { tag: 'aborted' } }), { Err: 'Aborted' });
+  assert.throws(() => toJco(IMPORTS.snapshot.result, { Ok: 'Changed' }), TraceValueError);
+  assert.throws(() => toJco(IMPORTS.getUserMessage.params[0][1], -1), TraceValueError);
+});
+
+test('a stored trace replays in this host with no mismatch', async () => {
+  assert.deepEqual(await replay(stored('user-invocation')), []);
+});
+
+test('an answer the trace changed shows in the decision that follows', async () => {
+  const trace = stored('user-invocation');
+  const entry = trace.calls.flatMap((call) => call.imports).find((found) => found.import === 'registry.get-skill');
+  entry.answer.Ok.content += ' (changed)';
+  const mismatches = await replay(trace);
+  assert.equal(mismatches.length, 1, mismatches.join('\n'));
+  assert.match(mismatches[0], /^call 1 \(pre-step on instance 0\): import \d+: the plugin called step\.decide .*\(changed\)/);
+});
+
+test('an import the trace does not hold ends the replay, naming both', async () => {
+  const trace = stored('user-invocation');
+  trace.calls[1].imports.splice(0, 1);
+  const mismatches = await replay(trace);
+  assert.equal(mismatches.length, 1, mismatches.join('\n'));
+  assert.match(mismatches[0], /^call 1 \(pre-step on instance 0\): import 0: the plugin called \S+ .*, the trace has \S+ /);
+});
+
+test('imports the plugin did not make, and outcomes and returned values that differ, are each a line', async () => {
+  const trace = stored('user-invocation');
+  const last = trace.calls.at(-1);
+  last.imports.push({ import: 'registry.list-skills', args: { name: null }, answer: { Ok: [] } });
+  const invoke = trace.calls.findIndex((call) => call.call === 'invoke');
+  const called = trace.calls[invoke];
+  called.outcome = { error: 'plugin call `invoke` trapped: wasm `unreachable` instruction executed' };
+  called.returned = null;
+  const mismatches = await replay(trace);
+  const lines = mismatches.map((line) => line.replace(/: .*/s, ''));
+  assert.deepEqual(lines, [`call ${invoke} (invoke on instance 0)`, `call ${invoke} (invoke on instance 0)`], mismatches.join('\n'));
+  assert.match(mismatches[0], /it returned \{"(Ok|Err)":/);
+  assert.match(mismatches[1], /its outcome is \{"ok":/);
+  // The replay stops where the instances part: the invoke failed only in the trace.
+  const again = stored('user-invocation');
+  again.calls.at(-1).imports.push({ import: 'registry.list-skills', args: { name: null }, answer: { Ok: [] } });
+  assert.deepEqual(await replay(again), [
+    `call ${again.calls.length - 1} (pre-step on instance 0): the plugin made ${again.calls.at(-1).imports.length - 1} imports, the trace lists ${again.calls.at(-1).imports.length}`,
+  ]);
+});
+
+test('a trace of another contract version, a malformed trace and a refused component', async () => {
+  const trace = stored('user-invocation');
+  assert.deepEqual(await replay({ ...trace, contract: '0.2.0' }), [
+    'the component is built for dsh:skill@0.3.0, the trace for 0.2.0',
+  ]);
+  await assert.rejects(replayTrace(plugin(), '{"trace":1}'), TraceFormatError);
+  await assert.rejects(replayTrace(plugin(), JSON.stringify({ ...trace, calls: [{ call: 'dance' }] })), TraceFormatError);
+  await assert.rejects(replayTrace(new Uint8Array([0, 1, 2]), JSON.stringify(trace)), (error) => {
+    assert.ok(error instanceof HostError);
+    assert.equal(error.message, 'cannot load the plugin component: the file is not a WebAssembly component');
+    return true;
+  });
+});
