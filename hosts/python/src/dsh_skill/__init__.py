@@ -1,5 +1,5 @@
 """dsh-skill: the DeepSeek Harness ``skill`` plugin (the WebAssembly component
-``dsh:skill@0.2.0``) in a Python host on wasmtime.
+``dsh:skill@0.3.0``) in a Python host on wasmtime.
 
     from dsh_skill import Plugin, SkillRegistry, MemoryProvider, SessionLog, Enter, run_step
 
@@ -49,7 +49,7 @@ from .registry import (
 )
 from .sandbox import SandboxLimits
 from .scenario import Scenario
-from .session import SessionError, SessionLog
+from .session import LockWait, SessionError, SessionLog
 
 __version__ = "0.1.0"
 
@@ -63,6 +63,7 @@ __all__ = [
     "Listing",
     "LocalProvider",
     "LocalRoots",
+    "LockWait",
     "MemoryProvider",
     "MemorySkill",
     "OutputLimits",
