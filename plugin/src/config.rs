@@ -54,7 +54,7 @@ pub const UPDATES_ERROR: &str = r#"tool-skill: catalogUpdates must be "full" or 
 pub const DELTA_FORM_ERROR: &str = r#"tool-skill: catalogUpdates "delta" needs catalogSource "plugin""#;
 
 /// The configuration keys, as the unknown-key error lists them.
-const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch";
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch, skillReads";
 
 /// How a catalog change reaches the model (`catalogUpdates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,6 +107,9 @@ pub struct Config {
     pub catalog_updates: CatalogUpdates,
     /// Opt-in: the tool also takes a `query` and returns matching skills.
     pub skill_search: bool,
+    /// Opt-in: the tool also takes a `section`, and a cut body ends with
+    /// the outline of the sections it left out.
+    pub skill_reads: bool,
 }
 
 impl Default for Config {
@@ -132,6 +135,7 @@ impl Config {
         user_only: SkillPatterns::EMPTY,
         catalog_updates: CatalogUpdates::Full,
         skill_search: false,
+        skill_reads: false,
     };
 
     /// Whether `catalogExclude` leaves the skill `name` out of the catalog.
@@ -244,6 +248,11 @@ impl Config {
                     Value::Bool(enabled) => config.skill_search = *enabled,
                     _ => return Err("tool-skill: skillSearch must be a boolean".to_owned()),
                 },
+                "skillReads" => match value {
+                    Value::Null => {}
+                    Value::Bool(enabled) => config.skill_reads = *enabled,
+                    _ => return Err("tool-skill: skillReads must be a boolean".to_owned()),
+                },
                 other => {
                     return Err(format!(
                         "tool-skill: unknown configuration key \"{other}\" (known keys: {KNOWN_KEYS})"
@@ -333,7 +342,7 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch, skillReads)".to_owned())
         );
     }
 

@@ -153,7 +153,7 @@ fn enter(
             continue;
         }
         injected += 1;
-        let text = tool::render(&tool::result_of(skill, config.skill_body_max_length));
+        let text = tool::render(&tool::result_of(skill, config));
         entries
             .push(Entry::added(Message { source: invocation_source(&name), content: vec![ContentBlock::Text(text)] }));
     }

@@ -8,6 +8,7 @@ use crate::escape;
 use crate::search::{self, Matches};
 use crate::types::{LoadedSkill, Registry, RegistryError, ResourceBase, SkillDefinition};
 use crate::user_only::UserOnly;
+use crate::{reads, sections};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "skill";
@@ -22,12 +23,15 @@ pub const SEARCH_TOOL_DESCRIPTION: &str = "Load the full instructions for an ava
 pub const SEARCH_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."},"query":{"type":"string","description":"Words describing the task, to find skills by; give this or name, not both."}}}"#;
 
 /// The tool's description and parameters as `config` makes them.
-pub fn definition(config: &Config) -> (&'static str, &'static str) {
-    if config.skill_search {
-        (SEARCH_TOOL_DESCRIPTION, SEARCH_TOOL_PARAMETERS)
-    } else {
-        (TOOL_DESCRIPTION, TOOL_PARAMETERS)
-    }
+pub fn definition(config: &Config) -> (String, &'static str) {
+    let (description, parameters) = match (config.skill_search, config.skill_reads) {
+        (false, false) => (TOOL_DESCRIPTION, TOOL_PARAMETERS),
+        (true, false) => (SEARCH_TOOL_DESCRIPTION, SEARCH_TOOL_PARAMETERS),
+        (false, true) => (TOOL_DESCRIPTION, reads::READS_TOOL_PARAMETERS),
+        (true, true) => (SEARCH_TOOL_DESCRIPTION, reads::READS_SEARCH_TOOL_PARAMETERS),
+    };
+    let sentence = if config.skill_reads { reads::READS_SENTENCE } else { "" };
+    ([description, sentence].concat(), parameters)
 }
 
 /// What a successful call returns.
@@ -67,6 +71,9 @@ pub enum ToolError {
     Provider(String),
     /// The step was aborted while the registry answered.
     Aborted,
+    /// No heading of the skill is the `section` asked for (`skillReads`);
+    /// `headings` lists those it has, if any.
+    NoSection { name: String, section: String, headings: Option<String> },
 }
 
 impl std::fmt::Display for ToolError {
@@ -80,6 +87,15 @@ impl std::fmt::Display for ToolError {
             }
             Self::Provider(text) => f.write_str(text),
             Self::Aborted => f.write_str("the operation was aborted"),
+            Self::NoSection { name, section, headings } => {
+                let section = serde_json::to_string(section).expect("a string serialises");
+                match headings {
+                    Some(headings) => {
+                        write!(f, "skill \"{name}\" has no section {section}; its headings are {headings}")
+                    }
+                    None => write!(f, "skill \"{name}\" has no section {section}; it has no headings"),
+                }
+            }
         }
     }
 }
@@ -110,24 +126,33 @@ pub fn invoke_with(config: &Config, registry: &impl Registry, arguments: &str) -
     let name = if config.skill_search {
         match call_argument(arguments)? {
             Call::Load(name) => name,
+            Call::Search(_) if config.skill_reads && reads::section_argument(arguments)?.is_some() => {
+                return Err(ToolError::InvalidArguments("\"section\" goes with \"name\", not \"query\"".to_owned()));
+            }
             Call::Search(query) => return search::search(config, registry, &query).map(ToolReturn::Matches),
         }
     } else {
         skill_name_argument(arguments)?
     };
+    let section = if config.skill_reads { reads::section_argument(arguments)? } else { None };
     let definition = load_named(registry, name)?;
     let loaded = config.loaded_skills.then(|| LoadedSkill {
         name: definition.name.clone(),
         provider: definition.provider.clone(),
         body_digest: definition.body_digest.clone(),
     });
-    Ok(ToolReturn::Skill(result_of(definition, config.skill_body_max_length), loaded))
+    let result = match section {
+        Some(section) => reads::section_result(definition, &section, config)?,
+        None => result_of(definition, config),
+    };
+    Ok(ToolReturn::Skill(result, loaded))
 }
 
-/// The result of a loaded definition, its body cut to `max_length` characters.
-pub fn result_of(definition: SkillDefinition, max_length: Option<usize>) -> SkillResult {
-    let content = match max_length {
-        Some(max) => cap_body(&definition, max).unwrap_or(definition.content),
+/// The result of a loaded definition, its body cut to `skillBodyMaxLength`
+/// characters (with `skillReads`, the outline of what was left out follows).
+pub fn result_of(definition: SkillDefinition, config: &Config) -> SkillResult {
+    let content = match config.skill_body_max_length {
+        Some(max) => cap_body(&definition, max, config.skill_reads).unwrap_or(definition.content),
         None => definition.content,
     };
     SkillResult {
@@ -140,8 +165,9 @@ pub fn result_of(definition: SkillDefinition, max_length: Option<usize>) -> Skil
 
 /// A body over `max` characters, cut at the last line break at or before
 /// `max` characters (at `max` itself when there is none) and followed by
-/// [`cut_line`]; `None` when the body fits.
-pub fn cap_body(definition: &SkillDefinition, max: usize) -> Option<String> {
+/// [`cut_line`] and, with `outline`, the sections left out
+/// ([`sections::outline`]); `None` when the body fits.
+pub fn cap_body(definition: &SkillDefinition, max: usize, outline: bool) -> Option<String> {
     let body = &definition.content;
     let end = body.char_indices().nth(max).map(|(at, _)| at)?;
     let kept = match body[..end].rfind('\n') {
@@ -150,7 +176,12 @@ pub fn cap_body(definition: &SkillDefinition, max: usize) -> Option<String> {
     };
     let omitted = body[kept.len()..].chars().count();
     let separator = if kept.ends_with('\n') { "" } else { "\n" };
-    Some(format!("{kept}{separator}{}", cut_line(definition, omitted)))
+    let mut text = format!("{kept}{separator}{}", cut_line(definition, omitted));
+    if let Some(left) = outline.then(|| sections::outline(body, kept.len())).flatten() {
+        text.push('\n');
+        text.push_str(&left);
+    }
+    Some(text)
 }
 
 /// The line that ends a cut body: how much was left out and where the whole

@@ -23,6 +23,10 @@ pub struct LoadArgs {
     /// tool's `query` argument.
     #[arg(long, value_name = "TEXT", conflicts_with = "name")]
     query: Option<String>,
+    /// Load only this section of the skill (with `skillReads` configured):
+    /// the tool's `section` argument, a heading of its instructions.
+    #[arg(long, value_name = "HEADING", requires = "name")]
+    section: Option<String>,
     /// Record the call's result in this session file.
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
@@ -52,9 +56,10 @@ impl LoadArgs {
             Some(cwd) => Some(cwd),
             None => log.as_ref().and_then(|log| log.header().cwd.clone()).or(Some(absolute(Path::new("."))?)),
         };
-        let arguments = match (&self.name, &self.query) {
-            (_, Some(query)) => json!({ "query": query }),
-            (name, None) => json!({ "name": name }),
+        let arguments = match (&self.name, &self.query, &self.section) {
+            (_, Some(query), _) => json!({ "query": query }),
+            (name, None, None) => json!({ "name": name }),
+            (name, None, Some(section)) => json!({ "name": name, "section": section }),
         }
         .to_string();
         let outcome = plugin.invoke(&registry, cwd.as_deref(), &arguments);

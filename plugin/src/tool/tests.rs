@@ -20,8 +20,8 @@ fn definition_is_exact() {
 #[test]
 fn with_search_the_definition_takes_name_or_query_and_the_arguments_are_checked() {
     let search = Config::parse(r#"{"skillSearch":true}"#).unwrap();
-    assert_eq!(super::definition(&Config::default()), (TOOL_DESCRIPTION, TOOL_PARAMETERS));
-    assert_eq!(super::definition(&search), (SEARCH_TOOL_DESCRIPTION, SEARCH_TOOL_PARAMETERS));
+    assert_eq!(super::definition(&Config::default()), (TOOL_DESCRIPTION.to_owned(), TOOL_PARAMETERS));
+    assert_eq!(super::definition(&search), (SEARCH_TOOL_DESCRIPTION.to_owned(), SEARCH_TOOL_PARAMETERS));
     assert_eq!(
         SEARCH_TOOL_DESCRIPTION,
         "Load the full instructions for an available skill, or find skills by `query`. Call this with the exact skill name from the session skill catalog before acting on a task that names or clearly matches that skill. When the catalog leaves skills out and none listed fits, call it with `query` to find them."
@@ -102,7 +102,7 @@ fn a_long_body_is_cut_at_a_line_break_with_a_line_saying_where_the_rest_is() {
         content: body.clone(),
         ..definition("big", true)
     };
-    let cut = cap_body(&skill, 20_050).unwrap();
+    let cut = cap_body(&skill, 20_050, false).unwrap();
     let kept = line.repeat(200);
     assert_eq!(
         cut,
@@ -111,12 +111,15 @@ fn a_long_body_is_cut_at_a_line_break_with_a_line_saying_where_the_rest_is() {
         )
     );
     // At the cap exactly, or under it: untouched.
-    assert_eq!(cap_body(&skill, 200_000), None);
-    assert_eq!(result_of(skill.clone(), Some(200_000)).content, body);
+    assert_eq!(cap_body(&skill, 200_000, false), None);
+    assert_eq!(
+        result_of(skill.clone(), &Config { skill_body_max_length: Some(200_000), ..Config::default() }).content,
+        body
+    );
     // No line break within the cap: cut at the cap, never inside a character.
     let one_line = SkillDefinition { content: "é".repeat(3_000), path: None, ..definition("one", true) };
     assert_eq!(
-        cap_body(&one_line, 1_000).unwrap(),
+        cap_body(&one_line, 1_000, false).unwrap(),
         format!(
             "{}\n[2000 more characters of these instructions were left out; the whole text is in /skills/x.]",
             "é".repeat(1_000)
@@ -127,9 +130,9 @@ fn a_long_body_is_cut_at_a_line_break_with_a_line_saying_where_the_rest_is() {
         resource_base: Some(ResourceBase::Url { url: "http://h/s/".to_owned() }),
         ..one_line.clone()
     };
-    assert!(cap_body(&remote, 1_000).unwrap().ends_with("the whole text is at http://h/s/.]"));
+    assert!(cap_body(&remote, 1_000, false).unwrap().ends_with("the whole text is at http://h/s/.]"));
     let held = SkillDefinition { resource_base: None, ..one_line };
-    assert!(cap_body(&held, 1_000).unwrap().ends_with("the whole text is held by provider \"memory\".]"));
+    assert!(cap_body(&held, 1_000, false).unwrap().ends_with("the whole text is held by provider \"memory\".]"));
 }
 
 #[test]
@@ -302,4 +305,29 @@ fn renders_opaque_guidance() {
         rendered(Some(ResourceBase::Opaque { description: "Ask <ops>.".to_owned() })),
         "<skill_content name=\"a&quot;&lt;&amp;>\">\n<skill_resources>\nResources for this skill: Ask &lt;ops&gt;.\nLoad referenced resources only as needed.\n</skill_resources>\n\n<skill_instructions>\nBody <b>&amp;</b>\n  kept\n</skill_instructions>\n</skill_content>"
     );
+}
+
+#[test]
+fn with_reads_the_definition_offers_a_section_beside_the_name() {
+    let reads = Config { skill_reads: true, ..Config::default() };
+    let (description, parameters) = super::definition(&reads);
+    assert_eq!(description, format!("{TOOL_DESCRIPTION}{}", reads::READS_SENTENCE));
+    assert!(description.ends_with(
+        " To load one part of a long skill, call it with `name` and `section`, a heading of its instructions."
+    ));
+    let schema: Value = serde_json::from_str(parameters).unwrap();
+    assert_eq!(schema["required"], serde_json::json!(["name"]));
+    assert_eq!(schema["properties"]["section"]["type"], "string");
+    let both = Config { skill_reads: true, skill_search: true, ..Config::default() };
+    let (description, parameters) = super::definition(&both);
+    assert_eq!(description, format!("{SEARCH_TOOL_DESCRIPTION}{}", reads::READS_SENTENCE));
+    let schema: Value = serde_json::from_str(parameters).unwrap();
+    let properties: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(properties, ["name", "query", "section"]);
+    assert!(schema.get("required").is_none());
+    // The parameters differ from the plain ones only by the section.
+    let plain: Value = serde_json::from_str(SEARCH_TOOL_PARAMETERS).unwrap();
+    let mut without = schema.clone();
+    without["properties"].as_object_mut().unwrap().remove("section");
+    assert_eq!(without, plain);
 }

@@ -1,0 +1,156 @@
+//! A skill's instructions by section (`skillReads`, docs/spec.md §3.15):
+//! the headings of a Markdown body, one section by its heading, and the
+//! outline of what a cut body left out.
+//!
+//! A heading is an ATX heading outside fenced code: up to three spaces, one
+//! to six `#`, then a space, a tab or the line's end; its text is the rest,
+//! trimmed, without a closing run of `#` that follows a space. A section is
+//! its heading's line up to the next heading of the same or a higher level
+//! (fewer `#`), or the body's end.
+
+use crate::escape;
+
+/// The most headings an outline or an error lists; the rest are counted.
+pub const MAX_LISTED_HEADINGS: usize = 32;
+
+/// One heading of a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading<'a> {
+    /// 1 to 6: the number of `#`.
+    pub level: usize,
+    /// The heading's text.
+    pub text: &'a str,
+    /// Where its line starts, in bytes.
+    pub start: usize,
+    /// Where its section ends, in bytes.
+    pub end: usize,
+}
+
+impl Heading<'_> {
+    /// The section's text: the heading's line to the section's end, without
+    /// the line breaks that end it.
+    pub fn section<'b>(&self, body: &'b str) -> &'b str {
+        body[self.start..self.end].trim_end_matches(['\n', '\r'])
+    }
+}
+
+/// Every heading of `body`, in order, with its section's end.
+pub fn headings(body: &str) -> Vec<Heading<'_>> {
+    let mut found: Vec<Heading<'_>> = Vec::new();
+    let mut fence: Option<(u8, usize)> = None;
+    let mut start = 0;
+    for line in body.split_inclusive('\n') {
+        let text = line.trim_end_matches(['\n', '\r']);
+        let indented = text.len() - text.trim_start_matches(' ').len();
+        let trimmed = &text[indented..];
+        if indented <= 3 {
+            if let Some(run) = fence_run(trimmed) {
+                match fence {
+                    None => fence = Some(run),
+                    // A fence closes with a bare run of its character, as long or longer.
+                    Some((mark, length)) if run.0 == mark && run.1 >= length && trimmed[run.1..].trim().is_empty() => {
+                        fence = None;
+                    }
+                    Some(_) => {}
+                }
+            } else if fence.is_none()
+                && let Some((level, heading)) = atx(trimmed)
+            {
+                for open in found.iter_mut().rev().filter(|open| open.end == usize::MAX) {
+                    if open.level >= level {
+                        open.end = start;
+                    }
+                }
+                found.push(Heading { level, text: heading, start, end: usize::MAX });
+            }
+        }
+        start += line.len();
+    }
+    for open in &mut found {
+        if open.end == usize::MAX {
+            open.end = body.len();
+        }
+    }
+    found
+}
+
+/// A fence's opening run: three or more of one of `` ` `` and `~`.
+fn fence_run(line: &str) -> Option<(u8, usize)> {
+    let mark = *line.as_bytes().first()?;
+    if mark != b'`' && mark != b'~' {
+        return None;
+    }
+    let length = line.bytes().take_while(|&byte| byte == mark).count();
+    (length >= 3).then_some((mark, length))
+}
+
+/// An ATX heading's level and text.
+fn atx(line: &str) -> Option<(usize, &str)> {
+    let level = line.bytes().take_while(|&byte| byte == b'#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = &line[level..];
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let mut text = rest.trim_matches([' ', '\t']);
+    // A closing run of `#`, after a space (or alone).
+    let without = text.trim_end_matches('#');
+    if without.is_empty() || without.ends_with([' ', '\t']) {
+        text = without.trim_end_matches([' ', '\t']);
+    }
+    Some((level, text))
+}
+
+/// The heading `wanted` names: the first whose text equals it, else the
+/// first equal to it ignoring case. A leading run of `#` and spaces in
+/// `wanted` is ignored, so the heading's own line finds it too.
+pub fn find<'a, 'b>(headings: &'b [Heading<'a>], wanted: &str) -> Option<&'b Heading<'a>> {
+    let wanted = wanted.trim_start_matches('#').trim();
+    headings.iter().find(|heading| heading.text == wanted).or_else(|| {
+        let lower = wanted.to_lowercase();
+        headings.iter().find(|heading| heading.text.to_lowercase() == lower)
+    })
+}
+
+/// The headings of a body, for an error: `"A", "B"` (JSON-quoted, at most
+/// [`MAX_LISTED_HEADINGS`], then `and {k} more`).
+pub fn listed(headings: &[Heading<'_>]) -> String {
+    let mut names: Vec<String> = headings
+        .iter()
+        .take(MAX_LISTED_HEADINGS)
+        .map(|heading| serde_json::to_string(heading.text).expect("a string serialises"))
+        .collect();
+    if headings.len() > MAX_LISTED_HEADINGS {
+        names.push(format!("and {} more", headings.len() - MAX_LISTED_HEADINGS));
+    }
+    names.join(", ")
+}
+
+/// What follows a cut body's last line: the sections that start after the
+/// cut (at byte `cut`), each heading with its section's size, and how to
+/// load one; `None` when none starts there.
+pub fn outline(body: &str, cut: usize) -> Option<String> {
+    let headings = headings(body);
+    let left: Vec<&Heading<'_>> = headings.iter().filter(|heading| heading.start >= cut).collect();
+    if left.is_empty() {
+        return None;
+    }
+    let mut lines = vec![OUTLINE_HEAD.to_owned()];
+    for heading in left.iter().take(MAX_LISTED_HEADINGS) {
+        let size = heading.section(body).chars().count();
+        lines.push(format!("- {} {} ({size} characters)", "#".repeat(heading.level), escape::text(heading.text)));
+    }
+    if left.len() > MAX_LISTED_HEADINGS {
+        lines.push(format!("- and {} more", left.len() - MAX_LISTED_HEADINGS));
+    }
+    Some(lines.join("\n"))
+}
+
+/// The outline's first line (docs/spec.md §3.15).
+pub const OUTLINE_HEAD: &str =
+    "Sections left out, each loaded by calling the `skill` tool with this `name` and the heading as `section`:";
+
+#[cfg(test)]
+mod tests;
