@@ -10,6 +10,9 @@
     run_step(plugin, registry, session, Enter([user_message({"kind": "user"}, "hello")]), cwd="/workspace")
     outcome = plugin.invoke(registry, {"name": "pdf"}, cwd="/workspace")
 
+``dsh_skill.trace.replay(trace.read(path), component)`` replays a trace
+that ``skill-host replay --trace`` recorded (spec §7.2).
+
 See hosts/python/README.md in the repository, and docs/embedding.md.
 """
 

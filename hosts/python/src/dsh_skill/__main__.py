@@ -1,6 +1,9 @@
 """``python -m dsh_skill replay [options] SCENARIO.json``: runs a scenario
 (spec §7) in this Python host and prints the document ``skill-host replay``
-prints. Options as skill-host's and the Node host's: ``--plugin FILE.wasm``
+prints. ``python -m dsh_skill trace [--component FILE.wasm] [--no-cache]
+TRACE.json`` replays a trace (spec §7.2) against the component (default: the
+packaged one) and says where it differs: exit 0 when it does not, 1 with one
+``mismatch: …`` line each when it does. Options as skill-host's and the Node host's: ``--plugin FILE.wasm``
 (default: the packaged component), ``--config FILE``, ``--timeout-ms N``,
 ``--memory-mb N``, ``--max-added-messages N``, ``--max-text-bytes N``,
 ``--max-output-bytes N``; ``--no-cache`` compiles without the on-disk cache.
@@ -25,7 +28,8 @@ from .session import SessionError
 
 USAGE = (
     "usage: python -m dsh_skill replay [--plugin FILE.wasm] [--config FILE] [--timeout-ms N] [--memory-mb N] "
-    "[--max-added-messages N] [--max-text-bytes N] [--max-output-bytes N] [--no-cache] SCENARIO.json"
+    "[--max-added-messages N] [--max-text-bytes N] [--max-output-bytes N] [--no-cache] SCENARIO.json\n"
+    "       python -m dsh_skill trace [--component FILE.wasm] [--no-cache] TRACE.json"
 )
 
 
@@ -126,15 +130,58 @@ def replay(options: Options) -> int:
     return 0
 
 
+def parse_trace_options(args: list[str]) -> tuple[str, str | None, bool]:
+    """(the trace file, the component file or None, whether to use the cache)."""
+    path = component = None
+    cache = True
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--component":
+            if not rest:
+                raise UsageError("--component needs a value")
+            component = rest.pop(0)
+        elif arg == "--no-cache":
+            cache = False
+        elif arg.startswith("-"):
+            raise UsageError(f"unknown option {arg}")
+        elif path is None:
+            path = arg
+        else:
+            raise UsageError(f"unexpected argument {arg}")
+    if path is None:
+        raise UsageError("a TRACE.json is required")
+    return path, component, cache
+
+
+def replay_trace(path: str, component_path: str | None, cache: bool) -> int:
+    from . import trace
+
+    try:
+        component = None if component_path is None else _read(component_path, "component")
+        mismatches = trace.replay(trace.read(path), component, default_cache_dir() if cache else None)
+    except (HostError, trace.TraceError) as error:
+        sys.stderr.write("error: " + str(error).replace("\n", " ") + "\n")
+        return 3
+    for mismatch in mismatches:
+        sys.stderr.write("mismatch: " + str(mismatch).replace("\n", " ") + "\n")
+    if mismatches:
+        return 1
+    sys.stdout.write(f"{path}: replayed as traced\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] not in ("replay",):
+    if not args or args[0] not in ("replay", "trace"):
         if args and args[0] in ("--help", "-h"):
             print(USAGE)
             return 0
-        sys.stderr.write(f"error: a command is required: replay\n{USAGE}\n")
+        sys.stderr.write(f"error: a command is required: replay or trace\n{USAGE}\n")
         return 2
     try:
+        if args[0] == "trace":
+            return replay_trace(*parse_trace_options(args[1:]))
         options = parse_options(args[1:])
     except UsageError as error:
         sys.stderr.write(f"error: {error}\n{USAGE}\n")

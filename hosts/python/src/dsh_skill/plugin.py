@@ -133,15 +133,7 @@ class Plugin:
     def definition(self) -> ToolDefinition:
         """The ``skill`` tool's definition, as the plugin declares it."""
         value = self.sandbox.call("definition", "definition", [], CallContext())
-        check = self._check("definition")
-        check.text(lambda: "the name", value.name)
-        check.text(lambda: "the description", value.description)
-        check.text(lambda: "the parameters", value.parameters)
-        try:
-            parameters = parse(value.parameters)
-        except JsonSyntaxError as error:
-            raise HostError.invalid_output("definition", f"parameters are not JSON: {error}") from None
-        return ToolDefinition(value.name, value.description, parameters)
+        return checked_definition(value, self._check("definition"))
 
     def pre_step(
         self,
@@ -179,24 +171,39 @@ class Plugin:
         """Calls the ``skill`` tool with the model's JSON arguments."""
         text = arguments if isinstance(arguments, str) else stringify(arguments)
         returned = self.sandbox.call("invoke", "invoke", [text], CallContext(registry, None, cwd))
-        # 0.1.0's value is a skill-result record: read as `skill(…)` (spec §9.4), as a Record is.
-        return _outcome(returned, text, self._check("invoke"))
+        return checked_tool_outcome(returned, text, self._check("invoke"))
 
     def system_prompt(self, registry: SkillRegistry, cwd: str | None = None) -> str:
         """Pi-style disclosure: the system-prompt block (empty when no skill is visible)."""
         returned = self.sandbox.call("system-prompt", "system-prompt", [], CallContext(registry, None, cwd))
-        if returned is None:  # result<string, step-error>: a str or None
-            raise HostError.invalid_output("system-prompt", "reported an abort outside a step")
-        self._check("system-prompt").text(lambda: "the system prompt", returned)
-        return returned
+        return checked_text(returned, "the system prompt", self._check("system-prompt"))
 
     def expand(self, registry: SkillRegistry, text: str, cwd: str | None = None) -> str:
         """Pi's ``/skill:NAME args``: the expanded text, or ``text`` unchanged."""
         returned = self.sandbox.call("expand", "expand", [text], CallContext(registry, None, cwd))
-        if returned is None:
-            raise HostError.invalid_output("expand", "reported an abort outside a step")
-        self._check("expand").text(lambda: "the expansion", returned)
-        return returned
+        return checked_text(returned, "the expansion", self._check("expand"))
+
+
+def checked_definition(value: Record, check: OutputCheck) -> ToolDefinition:
+    """The ``skill`` tool's definition as ``definition`` returned it, checked
+    (spec §8.5): its texts within the caps, its parameters JSON."""
+    check.text(lambda: "the name", value.name)
+    check.text(lambda: "the description", value.description)
+    check.text(lambda: "the parameters", value.parameters)
+    try:
+        parameters = parse(value.parameters)
+    except JsonSyntaxError as error:
+        raise HostError.invalid_output("definition", f"parameters are not JSON: {error}") from None
+    return ToolDefinition(value.name, value.description, parameters)
+
+
+def checked_text(returned: str | None, what: str, check: OutputCheck) -> str:
+    """The text ``system-prompt`` or ``expand`` returned, checked (spec §8.5):
+    an abort is invalid outside a step; ``what`` names the text in a cap's error."""
+    if returned is None:  # result<string, step-error>: a str or None
+        raise HostError.invalid_output(check.call, "reported an abort outside a step")
+    check.text(lambda: what, returned)
+    return returned
 
 
 def _message_to_wit(data: Any) -> Record:
@@ -316,8 +323,10 @@ def _arguments(text: str) -> Any:
         return None
 
 
-def _outcome(returned: Any, arguments: str, check: OutputCheck) -> ToolOutcome:
-    """A ``skill`` call's result, checked (spec §8.5)."""
+def checked_tool_outcome(returned: Any, arguments: str, check: OutputCheck) -> ToolOutcome:
+    """A ``skill`` call's result as ``invoke`` returned it for ``arguments``,
+    checked (spec §8.5). 0.1.0's value is a skill-result record: read as
+    ``skill(…)`` (spec §9.4), as a Record is."""
 
     def invalid(reason: str) -> HostError:
         return HostError.invalid_output("invoke", reason)

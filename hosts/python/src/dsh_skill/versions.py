@@ -4,7 +4,7 @@ skill-host's ``ContractVersion::ACCEPTED``: the one a component is built for
 and the import functions each is linked with.
 
 A 0.3.0 component is answered by :class:`~dsh_skill.imports.CallContext`
-as it is. A 0.2.0 or 0.1.0 one (their imports are alike) is answered by the
+(or a subclass: the trace replayer answers from a trace) as it is. A 0.2.0 or 0.1.0 one (their imports are alike) is answered by the
 same functions, converted as skill-host's ``bindings/v0_2_0.rs`` converts
 them: a skill summary has no ``when-to-use``, and an added message is a
 ``message`` whose source is the JSON text the plugin wrote, kept as written
@@ -70,17 +70,27 @@ def _decide_0_2(context: CallContext, messages: list[Any]) -> None:
     context.decide_with(messages, lambda entry: entry)
 
 
+def _method(name: str) -> ImportFunction:
+    """The context's own method ``name``, looked up on each call, so that a
+    subclass answers in its place (the trace replayer's answers, :mod:`~dsh_skill.trace_answers`)."""
+
+    def call(context: CallContext, *args: Any) -> Any:
+        return getattr(context, name)(*args)
+
+    return call
+
+
 _CURRENT: dict[str, dict[str, ImportFunction]] = {
     "registry": {
-        "snapshot": CallContext.snapshot,
-        "list-skills": CallContext.list_skills,
-        "get-skill": CallContext.get_skill,
+        "snapshot": _method("snapshot"),
+        "list-skills": _method("list_skills"),
+        "get-skill": _method("get_skill"),
     },
     "session": {
-        "list-user-messages": CallContext.list_user_messages,
-        "get-user-message": CallContext.get_user_message,
+        "list-user-messages": _method("list_user_messages"),
+        "get-user-message": _method("get_user_message"),
     },
-    "step": {"proposed-messages": CallContext.proposed_messages, "decide": CallContext.decide},
+    "step": {"proposed-messages": _method("proposed_messages"), "decide": _method("decide")},
 }
 
 _BEFORE_0_3: dict[str, dict[str, ImportFunction]] = {
