@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use skill_host::session::{SessionHeader, SessionLog, SharedSession};
-use skill_host::{Decision, HostError, Plugin, SandboxLimits, SkillRegistry, StepInput, run_step};
+use skill_host::{ContractVersion, Decision, HostError, Plugin, SandboxLimits, SkillRegistry, StepInput, run_step};
 use wit_parser::Resolve;
 
 use crate::common::repo_root;
@@ -38,6 +38,28 @@ impl Guest {
     /// package version changed to `version` (a contract this host may not
     /// run; its plugin interface is 0.3.0's too).
     pub(crate) fn component_at(&self, version: &str) -> Vec<u8> {
+        // The 0.2.0 world as released: its added messages carry source texts
+        // (the `aliased` plugin's many blocks), which 0.3.0 cannot say.
+        let released = repo_root().join("wit/released/0.2.0/world.wit");
+        let wit = std::fs::read_to_string(&released).expect("wit/released/0.2.0/world.wit reads");
+        let wit = wit.replace("package dsh:skill@0.2.0;", &format!("package dsh:skill@{version};"));
+        assert!(
+            wit.contains(&format!("package dsh:skill@{version};")),
+            "{} is not dsh:skill@0.2.0",
+            released.display()
+        );
+        self.encoded(&wit, version)
+    }
+
+    /// The same component built against `wit/` as it is (0.3.0): its
+    /// imports may use the typed added messages.
+    pub(crate) fn component_current(&self) -> Vec<u8> {
+        let wit = std::fs::read_to_string(repo_root().join("wit/world.wit")).expect("wit/world.wit reads");
+        self.encoded(&wit, ContractVersion::CURRENT.number())
+    }
+
+    /// The module, its plugin exports at `version`, encoded with `wit` embedded.
+    fn encoded(&self, wit: &str, version: &str) -> Vec<u8> {
         let Guest { imports, definitions, pre_step } = self;
         let wat = format!(
             r#"(module
@@ -78,18 +100,8 @@ impl Guest {
         );
         let wat = wat.replace("dsh:skill/plugin@0.2.0#", &format!("dsh:skill/plugin@{version}#"));
         let mut module = wat::parse_str(&wat).expect("the hand-written module parses");
-        // The 0.2.0 world as released: its added messages carry source texts
-        // (the `aliased` plugin's many blocks), which 0.3.0 cannot say.
-        let released = repo_root().join("wit/released/0.2.0/world.wit");
-        let wit = std::fs::read_to_string(&released).expect("wit/released/0.2.0/world.wit reads");
-        let wit = wit.replace("package dsh:skill@0.2.0;", &format!("package dsh:skill@{version};"));
-        assert!(
-            wit.contains(&format!("package dsh:skill@{version};")),
-            "{} is not dsh:skill@0.2.0",
-            released.display()
-        );
         let mut resolve = Resolve::new();
-        let package = resolve.push_str("world.wit", &wit).expect("wit/ parses");
+        let package = resolve.push_str("world.wit", wit).expect("wit/ parses");
         let world = resolve.select_world(&[package], Some("skill-plugin")).expect("wit/ has the skill-plugin world");
         wit_component::embed_component_metadata(&mut module, &resolve, world, wit_component::StringEncoding::UTF8)
             .expect("the WIT embeds");
@@ -103,7 +115,12 @@ impl Guest {
 
     /// Loads the plugin under `limits` and runs one pre-step.
     fn step(&self, limits: SandboxLimits) -> Result<(), HostError> {
-        let plugin = Plugin::new(&self.component(), "{}", limits)?;
+        Self::step_of(&self.component(), limits)
+    }
+
+    /// Runs one pre-step of `component` under `limits`.
+    fn step_of(component: &[u8], limits: SandboxLimits) -> Result<(), HostError> {
+        let plugin = Plugin::new(component, "{}", limits)?;
         let registry = Arc::new(SkillRegistry::new());
         let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(None)));
         run_step(&plugin, &registry, &session, &StepInput::default(), Decision::Enter(vec![])).map(drop)
@@ -199,5 +216,63 @@ fn what_one_import_call_copies_out_is_bounded_by_the_memory_cap() {
         error.to_string(),
         "plugin call `pre-step` returned invalid output: its texts add up to more than the cap of 33554432 bytes per call \
          (at added message 1's content block 32)"
+    );
+}
+
+/// A 0.3.0 pre-step that decides one typed added message: the bytes of
+/// `decided-message::added` at 0x3F0000 (44 bytes: the case at 0, the
+/// `added-source` case at 4 and its payload at 8, the text at 36), written
+/// by `source` (WAT stores at that address), the text "t" at 330.
+fn typed(source: &str) -> Guest {
+    Guest {
+        imports: r#"(import "dsh:skill/step@0.3.0" "decide" (func $decide (param i32 i32)))"#,
+        definitions: r#"(data (memory $mem) (i32.const 300) "Bad Name") (data (memory $mem) (i32.const 330) "t")"#
+            .to_owned(),
+        pre_step: format!(
+            r#"(i32.store8 (i32.const 0x3F0000) (i32.const 1))
+    {source}
+    (i32.store offset=36 (i32.const 0x3F0000) (i32.const 330))
+    (i32.store offset=40 (i32.const 0x3F0000) (i32.const 1))
+    (call $decide (i32.const 0x3F0000) (i32.const 1))"#
+        ),
+    }
+}
+
+/// What the types of 0.3.0 cannot say is checked on the source the host
+/// writes, through the real lift of `step.decide`: a name outside the
+/// grammar is refused as a 0.2.0 plugin's source text is, and a record
+/// whose written source would pass the cap is refused by its length.
+#[test]
+fn a_0_3_0_plugins_typed_records_are_checked_as_their_written_sources() {
+    let invocation = typed(
+        r#"(i32.store8 offset=4 (i32.const 0x3F0000) (i32.const 3))
+    (i32.store offset=8 (i32.const 0x3F0000) (i32.const 300))
+    (i32.store offset=12 (i32.const 0x3F0000) (i32.const 8))"#,
+    );
+    let component = invocation.component_current();
+    let version = Plugin::new(&component, "{}", SandboxLimits::default()).unwrap().contract_version();
+    assert_eq!(version, ContractVersion::V0_3_0);
+    assert_eq!(
+        Guest::step_of(&component, SandboxLimits::default()).unwrap_err().to_string(),
+        "plugin call `pre-step` returned invalid output: an added message has source \
+         {\"form\":\"instructions\",\"kind\":\"skill-invocation\",\"name\":\"Bad Name\"}; the plugin may only write \
+         {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation"
+    );
+    // A skill-catalog whose coverage is 2.8 MiB of U+0001: 16.8 MiB written.
+    let coverage = 2_936_012;
+    let catalog = typed(&format!(
+        r#"(memory.fill (i32.const 0x100000) (i32.const 1) (i32.const {coverage}))
+    (i32.store8 offset=4 (i32.const 0x3F0000) (i32.const 1))
+    (i32.store8 offset=20 (i32.const 0x3F0000) (i32.const 1))
+    (i32.store offset=24 (i32.const 0x3F0000) (i32.const 0x100000))
+    (i32.store offset=28 (i32.const 0x3F0000) (i32.const {coverage}))"#
+    ));
+    let written = r#"{"kind":"skill-catalog","form":"catalog","entries":[],"coverage":""}"#.len() + 6 * coverage;
+    assert_eq!(
+        Guest::step_of(&catalog.component_current(), SandboxLimits::default()).unwrap_err().to_string(),
+        format!(
+            "plugin call `pre-step` returned invalid output: added message 1's source is {written} bytes, \
+             over the cap of 16777216 bytes per text"
+        )
     );
 }
