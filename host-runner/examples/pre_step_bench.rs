@@ -4,7 +4,7 @@
 //! catalog was published near the start and is still visible, K warm calls.
 //!
 //! ```sh
-//! cargo run --release -p skill-host --example pre_step_bench -- --skills 1000 --events 100000 --iterations 200 [--native] [--load]
+//! cargo run --release -p skill-host --example pre_step_bench -- --skills 1000 --events 100000 --iterations 200 [--native] [--load [--section '{name}']]
 //! ```
 //!
 //! Prints one JSON line. `--native` runs the same plugin logic compiled for
@@ -44,6 +44,10 @@ struct Args {
     /// Time the `skill` tool for one skill instead of the pre-step.
     #[arg(long)]
     load: bool,
+    /// With `--load`, read this section of the skill (its first heading is
+    /// its name); give `--config '{"skillReads":true}'`.
+    #[arg(long, value_name = "HEADING", requires = "load")]
+    section: Option<String>,
     /// Before each call (untimed), append a user message to the session, so
     /// every step must look at the history again (a real conversation).
     #[arg(long)]
@@ -129,7 +133,11 @@ fn main() -> anyhow::Result<()> {
         }),
         (false, true) => Box::new(|| native::pre_step(&registry, &session, &mut native_memory)),
         (true, false) => {
-            let arguments = json!({ "name": target }).to_string();
+            let arguments = match &args.section {
+                Some(section) => json!({ "name": target, "section": section.replace("{name}", &target) }),
+                None => json!({ "name": target }),
+            }
+            .to_string();
             Box::new(move || {
                 let outcome = plugin.invoke(&registry, Some(CWD), &arguments)?;
                 anyhow::ensure!(matches!(outcome, skill_host::ToolOutcome::Success { .. }), "load failed: {outcome:?}");
