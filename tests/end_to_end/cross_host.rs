@@ -1,25 +1,15 @@
 //! The same component in a second, independent host: `hosts/node/`, a
 //! Node.js host built on jco that shares no code with `host-runner`. Every
-//! scenario under `tests/scenarios/` (and every probe under
-//! `hosts/node/conformance/`, edge cases of the scenario format and of JSON
-//! itself) is replayed by `skill-host replay` and by `node
-//! hosts/node/replay.mjs` on the very `.wasm` that `skill-host component`
-//! writes out, and the two must agree: the same exit code, the same JSON
-//! document byte for byte, the same `error: …` line.
-//!
-//! But for one kind of failure: a scenario the scenario runner itself
-//! refuses (not JSON, or not the shape of docs/spec.md §7), before the plugin starts.
-//! The Rust host words that with serde's text and the Node host with its
-//! own, so there only the exit code (3) is compared. A refusal is told apart
-//! by its line, which each host writes only then: exit code 3 and exactly one
-//! line starting `error: scenario <the path as given>: ` (an unreadable
-//! file is `cannot read scenario …`; a provider's skill, a runtime skill or a
-//! session seed refused while replaying are worded `provider N: …`, `runtime
-//! skill N: …`, `session log …`, alike in both hosts, and still compared
-//! byte for byte). Both hosts must call it a refusal, or the lines are
-//! compared and differ. Every other failure (a plugin trap, a refused
-//! configuration, a cap, the hostile plugin's misbehaviour) is compared byte
-//! for byte.
+//! trace kept in `tests/traces/` (docs/spec.md §7.2: what `skill-host replay
+//! --trace` recorded at the WIT boundary, for every scenario with the
+//! embedded plugin and for each case of the hostile plugin) is replayed by
+//! `node hosts/node/trace.mjs` on the same component: the Node host's own
+//! sandbox and validation, its imports answered from the trace, and it must
+//! return the same values and reach the same outcomes, error texts included
+//! (a trap the engine describes by its prefix, a guest panic by its location
+//! and message). An altered trace must be reported. Beside that, the drop-in
+//! for `@deepseek-ai/dsh-tool-skill` stops the hostile plugin in a DeepSeek
+//! Harness, and the Node host's unit tests pass.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,7 +17,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::common::{Sandbox, repo_root, scenarios_in, stderr, stdout};
+use crate::common::{Sandbox, path, repo_root, scenarios_in, stderr, stdout};
 
 static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin.wasm"));
 
@@ -59,7 +49,14 @@ fn component(sandbox: &Sandbox) -> PathBuf {
     path
 }
 
-/// What one host did with one scenario.
+/// The hostile plugin, written out.
+fn hostile(sandbox: &Sandbox) -> PathBuf {
+    let plugin = sandbox.path().join("hostile_plugin.wasm");
+    std::fs::write(&plugin, HOSTILE).unwrap();
+    plugin
+}
+
+/// What one command did.
 #[derive(Debug)]
 pub(crate) struct Replay {
     pub(crate) code: Option<i32>,
@@ -69,73 +66,47 @@ pub(crate) struct Replay {
 
 impl Replay {
     fn from(output: &Output) -> Self {
-        let stdout = stdout(output);
-        Self { code: output.status.code(), stdout, stderr: stderr(output) }
+        Self { code: output.status.code(), stdout: stdout(output), stderr: stderr(output) }
     }
 }
 
-pub(crate) fn replay_in_both(sandbox: &Sandbox, plugin: &Path, scenario: &Path, extra: &[&str]) -> (Replay, Replay) {
-    let node_host = node_host();
-    let mut rust_args = vec!["--plugin", plugin.to_str().unwrap()];
-    rust_args.extend_from_slice(extra);
-    rust_args.extend(["replay", scenario.to_str().unwrap()]);
-    let replay = node_host.join("replay.mjs");
-    let mut node_args = vec![replay.to_str().unwrap(), "--plugin", plugin.to_str().unwrap()];
-    node_args.extend_from_slice(extra);
-    node_args.push(scenario.to_str().unwrap());
-    (Replay::from(&sandbox.run(&rust_args)), Replay::from(&node(&node_args)))
+/// `node hosts/node/trace.mjs TRACE --plugin PLUGIN`: the Node host replaying
+/// a trace. Exit 0 and nothing printed when it agrees, 1 and a line per
+/// mismatch when not, 3 and `error: …` for a component it refuses to load.
+pub(crate) fn replay_trace(trace: &Path, plugin: &Path) -> Replay {
+    let script = node_host().join("trace.mjs");
+    Replay::from(&node(&[path(&script), path(trace), "--plugin", path(plugin)]))
 }
 
-/// Whether `replay` is the scenario runner refusing `scenario` itself (see
-/// the module's comment): exit code 3 and one `error: scenario <path>: …` line.
-fn refused_scenario(replay: &Replay, scenario: &Path) -> bool {
-    let prefix = format!("error: scenario {}: ", scenario.display());
-    replay.code == Some(3) && replay.stderr.starts_with(&prefix) && replay.stderr.lines().count() == 1
+/// Records `scenario`'s trace with `skill-host --plugin PLUGIN [extra…]
+/// replay SCENARIO --trace OUT`; returns what skill-host did and the trace.
+pub(crate) fn record_trace(sandbox: &Sandbox, plugin: &Path, extra: &[&str], scenario: &Path) -> (Replay, PathBuf) {
+    let trace = scenario.with_extension("trace.json");
+    let mut args = vec!["--plugin", path(plugin)];
+    args.extend_from_slice(extra);
+    args.extend(["replay", path(scenario), "--trace", path(&trace)]);
+    (Replay::from(&sandbox.run(&args)), trace)
 }
 
-/// Where the two hosts disagree on one scenario, if they do.
-fn disagreement(name: &str, scenario: &Path, rust: &Replay, node: &Replay) -> Option<String> {
-    if rust.code != node.code {
-        return Some(format!(
-            "{name}: skill-host exited {:?} ({}), the Node host {:?} ({})",
-            rust.code,
-            rust.stderr.trim(),
-            node.code,
-            node.stderr.trim()
-        ));
-    }
-    if rust.code == Some(0) {
-        // Byte for byte: the order of a document's keys is output too (§7).
-        return (rust.stdout != node.stdout)
-            .then(|| format!("{name}:\n--- skill-host\n{}\n--- node\n{}", rust.stdout, node.stdout));
-    }
-    if !node.stdout.is_empty() {
-        return Some(format!("{name}: the Node host failed but printed:\n{}", node.stdout));
-    }
-    // Both refused the file itself, each in its own words: the exit code is all.
-    if refused_scenario(rust, scenario) && refused_scenario(node, scenario) {
-        return None;
-    }
-    (rust.stderr != node.stderr)
-        .then(|| format!("{name}: different failures:\n  skill-host: {}  node:       {}", rust.stderr, node.stderr))
-}
-
-/// Replays `scenarios` on two threads (the machines have two cores) and collects
-/// every disagreement.
-fn disagreements(sandbox: &Sandbox, plugin: &Path, scenarios: &[PathBuf]) -> Vec<String> {
+/// Replays `traces` (each with its plugin) in the Node host on two threads
+/// (the machines have two cores); returns every trace it disagrees with.
+fn disagreements(traces: &[(PathBuf, &Path)]) -> Vec<String> {
     // Fail here, on the test's own thread, with the fix when node_modules is missing.
     node_host();
-    let queue = Mutex::new(scenarios.iter());
+    let queue = Mutex::new(traces.iter());
     let found = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| {
                 loop {
-                    let Some(scenario) = queue.lock().unwrap().next() else { return };
-                    let (rust, node) = replay_in_both(sandbox, plugin, scenario, &[]);
-                    let name = scenario.strip_prefix(repo_root()).unwrap_or(scenario).display().to_string();
-                    if let Some(problem) = disagreement(&name, scenario, &rust, &node) {
-                        found.lock().unwrap().push(problem);
+                    let Some((trace, plugin)) = queue.lock().unwrap().next() else { return };
+                    let replay = replay_trace(trace, plugin);
+                    if replay.code != Some(0) || !replay.stdout.is_empty() {
+                        let name = trace.strip_prefix(repo_root()).unwrap_or(trace).display().to_string();
+                        found
+                            .lock()
+                            .unwrap()
+                            .push(format!("{name}: exit {:?}\n{}{}", replay.code, replay.stdout, replay.stderr));
                     }
                 }
             });
@@ -144,205 +115,80 @@ fn disagreements(sandbox: &Sandbox, plugin: &Path, scenarios: &[PathBuf]) -> Vec
     found.into_inner().unwrap()
 }
 
-#[test]
-fn every_scenario_replays_identically_in_the_node_host() {
-    let sandbox = Sandbox::new();
-    let plugin = component(&sandbox);
-    let scenarios = scenarios_in(&repo_root().join("tests/scenarios"));
-    assert!(scenarios.len() >= 12, "only {} scenarios", scenarios.len());
-    let failures = disagreements(&sandbox, &plugin, &scenarios);
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+/// The traces kept in `dir` (`*.trace.json`).
+fn traces_in(dir: &Path) -> Vec<PathBuf> {
+    scenarios_in(dir).into_iter().filter(|file| file.to_string_lossy().ends_with(".trace.json")).collect()
 }
 
 #[test]
-fn conformance_probes_fail_and_succeed_alike_in_both_hosts() {
+fn every_stored_trace_replays_in_the_node_host() {
     let sandbox = Sandbox::new();
     let plugin = component(&sandbox);
-    let probes = scenarios_in(&node_host().join("conformance"));
-    assert!(!probes.is_empty(), "hosts/node/conformance holds no probe");
-    let failures = disagreements(&sandbox, &plugin, &probes);
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let hostile = hostile(&sandbox);
+    let scenarios = traces_in(&repo_root().join("tests/traces/scenarios"));
+    let cases = traces_in(&repo_root().join("tests/traces/hostile"));
+    assert!(scenarios.len() >= 40, "only {} scenario traces", scenarios.len());
+    assert!(cases.len() >= 20, "only {} hostile traces", cases.len());
+    let traces: Vec<(PathBuf, &Path)> = scenarios
+        .into_iter()
+        .map(|trace| (trace, plugin.as_path()))
+        .chain(cases.into_iter().map(|trace| (trace, hostile.as_path())))
+        .collect();
+    let failures = disagreements(&traces);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Malformed scenarios both hosts refuse before the plugin starts, each in
-/// its own words: the shapes where serde's derive (the Rust host) and a
-/// reader written by hand (the Node host) could part. Among them, what
-/// serde's derive would take but no scenario means (structures as sequences,
-/// unit names as maps, ops by index, a structure's field twice) and the
-/// depth serde_json stops at.
+/// The replay can fail: a trace altered in one import's answer, or in a
+/// hostile case's error text, is reported with the call it concerns.
 #[test]
-fn both_hosts_refuse_the_same_malformed_scenarios() {
+fn the_node_host_reports_an_altered_trace() {
     let sandbox = Sandbox::new();
     let plugin = component(&sandbox);
-    let deep = format!(r#"{{"steps":[{{"op":"invoke","arguments":{}{}}}]}}"#, "[".repeat(125), "]".repeat(125));
-    let malformed = [
-        ("not-json", r#"{"steps":[}"#),
-        ("byte-order-mark", "\u{feff}{\"steps\":[]}"),
-        ("lone-surrogate", r#"{"steps":[{"op":"propose","messages":["\ud800"]}]}"#),
-        ("too-deep", deep.as_str()),
-        ("a-sequence", r#"[null,null,null,null,null,[]]"#),
-        ("no-steps", r#"{"cwd":"/w"}"#),
-        ("unknown-field", r#"{"steps":[],"stepz":[]}"#),
-        ("steps-twice", r#"{"steps":[],"steps":[]}"#),
-        ("cwd-a-number", r#"{"cwd":5,"steps":[]}"#),
-        ("step-a-sequence", r#"{"steps":[["compact"]]}"#),
-        ("op-by-index", r#"{"steps":[{"op":3}]}"#),
-        ("op-twice", r#"{"steps":[{"op":"invoke","op":"compact"}]}"#),
-        (
-            "unknown-op-after-a-refused-config",
-            r#"{"config":{"catalogDescriptionMaxLength":2},"steps":[{"op":"dance"}]}"#,
-        ),
-        ("tool-view-as-a-map", r#"{"steps":[{"op":"pre-step","toolView":{"hidden":null}}]}"#),
-        ("tool-view-capitalised", r#"{"steps":[{"op":"pre-step","toolView":"Hidden"}]}"#),
-        ("reject-a-number", r#"{"steps":[{"op":"pre-step","reject":5}]}"#),
-        ("reject-with-malformed-messages", r#"{"steps":[{"op":"pre-step","reject":null,"messages":5}]}"#),
-        ("message-without-source", r#"{"steps":[{"op":"propose","messages":[{"content":[]}]}]}"#),
-        ("invoke-with-neither", r#"{"steps":[{"op":"invoke"}]}"#),
-        ("set-providers-null", r#"{"steps":[{"op":"set-providers","providers":null}]}"#),
-        ("provider-a-sequence", r#"{"providers":[["p",true,null,[]]],"steps":[]}"#),
-        ("provider-without-name", r#"{"providers":[{"skills":[]}],"steps":[]}"#),
-        ("skills-a-string", r#"{"providers":[{"name":"p","skills":"x"}],"steps":[]}"#),
-        (
-            "loaded-a-number",
-            r#"{"providers":[{"name":"p","skills":[{"name":"a","description":"d","content":"c","loaded":5}]}],"steps":[]}"#,
-        ),
-        ("runtime-without-content", r#"{"runtime":[{"name":"a-b","description":"d"}],"steps":[]}"#),
-        (
-            "runtime-invocation-of-three",
-            r#"{"runtime":[{"name":"a-b","description":"d","content":"c","invocation":[true,false,true]}],"steps":[]}"#,
-        ),
-        (
-            "runtime-resource-base",
-            r#"{"runtime":[{"name":"a-b","description":"d","content":"c","resourceBase":{"kind":"file"}}],"steps":[]}"#,
-        ),
-        ("event-without-type", r#"{"session":[{"data":{}}],"steps":[]}"#),
-        (
-            "append-as-a-map",
-            r#"{"session":[{"type":"user/message","data":{},"surfaceOp":{"append":null}}],"steps":[]}"#,
-        ),
-        (
-            "replace-as-a-sequence",
-            r#"{"session":[{"type":"user/message","data":{},"surfaceOp":["replace",0,0]}],"steps":[]}"#,
-        ),
-        (
-            "replace-by-float",
-            r#"{"session":[{"type":"user/message","data":{},"surfaceOp":{"op":"replace","start":1.0,"end":2}}],"steps":[]}"#,
-        ),
-    ];
-    for (name, text) in malformed {
-        let scenario = sandbox.path().join(format!("malformed-{name}.json"));
-        std::fs::write(&scenario, text).unwrap();
-        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario, &[]);
-        for (host, replay) in [("skill-host", &rust), ("node host", &node)] {
-            assert!(refused_scenario(replay, &scenario), "{host}, {name}: {replay:?}");
-            assert_eq!(replay.stdout, "", "{host}, {name}");
-        }
-    }
-}
-
-/// The hostile plugin (tests/fixtures/hostile-plugin) in both hosts: each way
-/// it misbehaves ends the same way, and the Node host survives it.
-#[test]
-fn both_hosts_contain_a_hostile_plugin_alike() {
-    let sandbox = Sandbox::new();
-    let plugin = sandbox.path().join("hostile_plugin.wasm");
-    std::fs::write(&plugin, HOSTILE).unwrap();
-    // One file per scenario: `name` tells apart two of the same mode.
-    let scenario_named = |name: &str, mode: &str, extra: &str, steps: &str| {
-        let path = sandbox.path().join(format!("hostile-{name}.json"));
-        let text = format!(r#"{{"config":{{"mode":"{mode}"{extra}}},"steps":{steps}}}"#);
-        std::fs::write(&path, text).unwrap();
-        path
+    let hostile = hostile(&sandbox);
+    let read = |file: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(repo_root().join("tests/traces").join(file)).unwrap()).unwrap()
     };
-    let steps = r#"[{"op":"pre-step","messages":["hello /a-skill"]},{"op":"pre-step","reject":"no"}]"#;
-    let scenario_with = |mode: &str, extra: &str, steps: &str| scenario_named(mode, mode, extra, steps);
-    let scenario = |mode: &str| scenario_with(mode, "", steps);
-    let limits = ["--timeout-ms", "500", "--memory-mb", "32", "--max-text-bytes", "1000"];
-    // Failures both hosts word identically.
-    let exact = [
-        ("loop", "error: plugin call `pre-step` exceeded its deadline of 500 ms\n"),
-        ("alloc", "error: plugin call `pre-step` exceeded its memory cap of 32 MiB\n"),
-        ("two-catalogs", "error: plugin call `pre-step` returned invalid output: more than one catalog was added\n"),
-        ("reject", "error: plugin call `pre-step` returned invalid output: the plugin may not change a reject\n"),
-        (
-            "decide-twice",
-            "error: plugin call `pre-step` returned invalid output: it decided 2 times; a pre-step decides at most once\n",
-        ),
-        (
-            "bad-index",
-            "error: plugin call `pre-step` returned invalid output: it kept proposed message 1 out of order or out of range (1 proposed)\n",
-        ),
-        (
-            "keep-twice",
-            "error: plugin call `pre-step` returned invalid output: it kept proposed message 0 out of order or out of range (1 proposed)\n",
-        ),
-        (
-            "forge",
-            "error: plugin call `pre-step` returned invalid output: an added message has source {\"kind\":\"user\"}; the plugin may only write {\"kind\":\"plugin\",\"plugin\":\"dsh-tool-skill\"} or a skill invocation\n",
-        ),
-    ];
-    // The output caps, and the step interface only in a pre-step.
-    let capped = [
-        (
-            scenario_with("many-messages", r#","count":1000"#, steps),
-            "error: plugin call `pre-step` returned invalid output: it added 1000 messages; a pre-step may add at most 64\n",
-        ),
-        (
-            scenario_with("big-text", r#","bytes":2000"#, steps),
-            "error: plugin call `pre-step` returned invalid output: added message 1's content block 1 is 2000 bytes, over the cap of 1000 bytes per text\n",
-        ),
-        (
-            scenario_with("step-outside", r#","on":"invoke""#, r#"[{"op":"invoke","name":"a-skill"}]"#),
-            "error: plugin call `invoke` trapped: the plugin called `step.decide` outside a pre-step\n",
-        ),
-        (
-            scenario_with("many-filters", r#","count":17"#, steps),
-            "error: plugin call `pre-step` trapped: the plugin passed 17 source filters to `session.list-user-messages`; at most 16 are allowed\n",
-        ),
-        (
-            scenario_with("other-skill", "", r#"[{"op":"invoke","name":"a-skill"}]"#),
-            "error: plugin call `invoke` returned invalid output: the value is skill \"other-skill\", but the arguments asked for \"a-skill\"\n",
-        ),
-        (
-            scenario_with("many-matches", "", r#"[{"op":"invoke","arguments":{"query":"a"}}]"#),
-            "error: plugin call `invoke` returned invalid output: it returned 6 search matches; at most 5 are allowed\n",
-        ),
-        (
-            scenario_with("bare-error", "", r#"[{"op":"invoke","name":"a-skill"}]"#),
-            "error: plugin call `invoke` returned invalid output: a tool error must read `Error: <message>`\n",
-        ),
-        (
-            scenario_named(
-                "big-text-invoke",
-                "big-text",
-                r#","bytes":2000,"on":"invoke""#,
-                r#"[{"op":"invoke","name":"a-skill"}]"#,
-            ),
-            "error: plugin call `invoke` returned invalid output: the text is 2000 bytes, over the cap of 1000 bytes per text\n",
-        ),
-    ];
-    let exact = exact.map(|(mode, expected)| (scenario(mode), expected));
-    for (scenario, expected) in exact.into_iter().chain(capped) {
-        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario, &limits);
-        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
-        assert_eq!((rust.code, rust.stderr.as_str()), (Some(3), expected), "skill-host, {name}");
-        assert_eq!((node.code, node.stderr.as_str()), (Some(3), expected), "node host, {name}");
-    }
-    // Traps: the engines describe them differently, but both say it trapped,
-    // and both pass on the guest's panic message.
-    for (mode, detail) in [("panic", "hostile plugin panicked on purpose"), ("stack", "")] {
-        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario(mode), &limits);
-        for (host, replay) in [("skill-host", &rust), ("node host", &node)] {
-            assert_eq!(replay.code, Some(3), "{host}, mode {mode}: {}", replay.stderr);
-            assert!(replay.stderr.starts_with("error: plugin call `pre-step` trapped: "), "{host}: {}", replay.stderr);
-            assert!(replay.stderr.contains(detail), "{host}: {}", replay.stderr);
-        }
-    }
-    // A `/a-skill` the user typed allows one injection: both hosts accept it.
-    let inject = scenario("inject");
-    let (rust, node) = replay_in_both(&sandbox, &plugin, &inject, &limits);
-    assert_eq!(disagreement("inject", &inject, &rust, &node), None);
-    assert_eq!(rust.code, Some(0), "{}", rust.stderr);
+    let write = |name: &str, trace: &Value| {
+        let file = sandbox.path().join(name);
+        std::fs::write(&file, trace.to_string()).unwrap();
+        file
+    };
+
+    // A skill's body the registry answered differently: the plugin's decision differs from the trace's.
+    let mut trace = read("scenarios/user-invocation.trace.json");
+    let (call, answer) = trace["calls"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+        .find_map(|(index, call)| {
+            let imports = call["imports"].as_array_mut().unwrap();
+            imports.iter_mut().find(|entry| entry["import"] == "registry.get-skill").map(|entry| (index, entry))
+        })
+        .expect("a get-skill import");
+    let content = answer["answer"]["Ok"]["content"].as_str().unwrap().to_owned();
+    answer["answer"]["Ok"]["content"] = Value::String(format!("{content} (altered)"));
+    let replay = replay_trace(&write("altered-answer.trace.json", &trace), &plugin);
+    assert_eq!(replay.code, Some(1), "{replay:?}");
+    let lines: Vec<&str> = replay.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", replay.stdout);
+    assert!(lines[0].starts_with(&format!("call {call} (pre-step on instance 0): import ")), "{}", lines[0]);
+    assert!(lines[0].contains("the plugin called step.decide") && lines[0].contains("(altered)"), "{}", lines[0]);
+
+    // A hostile case's error worded otherwise.
+    let mut trace = read("hostile/two-catalogs.trace.json");
+    let outcome = &mut trace["calls"][1]["outcome"]["error"];
+    assert_eq!(outcome, "plugin call `pre-step` returned invalid output: more than one catalog was added");
+    *outcome =
+        Value::String("plugin call `pre-step` returned invalid output: more than two catalogs were added".into());
+    let replay = replay_trace(&write("altered-error.trace.json", &trace), &hostile);
+    assert_eq!(replay.code, Some(1), "{replay:?}");
+    assert_eq!(
+        replay.stdout,
+        "call 1 (pre-step on instance 0): its outcome is {\"error\":\"plugin call `pre-step` returned invalid output: \
+         more than one catalog was added\"}, the trace's {\"error\":\"plugin call `pre-step` returned invalid output: \
+         more than two catalogs were added\"}\n"
+    );
 }
 
 /// The hostile plugin through the drop-in for `@deepseek-ai/dsh-tool-skill`
@@ -352,8 +198,7 @@ fn both_hosts_contain_a_hostile_plugin_alike() {
 #[test]
 fn the_drop_in_stops_a_hostile_plugin_and_the_harness_keeps_serving() {
     let sandbox = Sandbox::new();
-    let plugin = sandbox.path().join("hostile_plugin.wasm");
-    std::fs::write(&plugin, HOSTILE).unwrap();
+    let plugin = hostile(&sandbox);
     let script = node_host().join("dsh-harness/hostile.mjs");
     let output = node(&[script.to_str().unwrap(), plugin.to_str().unwrap()]);
     assert!(output.status.success(), "dsh-harness/hostile.mjs failed:\n{}", stderr(&output));
@@ -422,21 +267,33 @@ fn the_node_hosts_unit_tests_pass() {
 }
 
 /// A hand-written plugin (handwritten.rs) that decides a catalog of 100 (or
-/// 300) content blocks all naming the same MiB: both hosts refuse to copy
-/// that out of a guest capped at 64 MiB, in the same words, before the copy
-/// is made (300 MiB would not even fit in the Node host's worker heap).
+/// 300) content blocks all naming the same MiB: skill-host refuses to copy
+/// that out of a guest capped at 64 MiB, and its trace replays in the Node
+/// host, which refuses it in the same words, before the copy is made (300
+/// MiB would not even fit in the Node host's worker heap).
 #[test]
 fn both_hosts_bound_what_one_import_call_copies_out() {
     let sandbox = Sandbox::new();
     let scenario = sandbox.path().join("aliased.json");
     std::fs::write(&scenario, r#"{"steps":[{"op":"pre-step"}]}"#).unwrap();
+    let expected = "plugin call `pre-step` trapped: too much data is being copied between the host and the guest: \
+                    fuel allocated for hostcalls has been exhausted";
     for blocks in [100, 300] {
         let plugin = sandbox.path().join(format!("aliased-{blocks}.wasm"));
         std::fs::write(&plugin, crate::handwritten::aliased(blocks).component()).unwrap();
-        let (rust, node) = replay_in_both(&sandbox, &plugin, &scenario, &[]);
-        let expected = "error: plugin call `pre-step` trapped: too much data is being copied between the host and the guest: \
-                        fuel allocated for hostcalls has been exhausted\n";
-        assert_eq!((rust.code, rust.stderr.as_str()), (Some(3), expected), "skill-host, {blocks} blocks");
-        assert_eq!((node.code, node.stderr.as_str()), (Some(3), expected), "node host, {blocks} blocks");
+        let (rust, trace) = record_trace(&sandbox, &plugin, &[], &scenario);
+        assert_eq!(
+            (rust.code, rust.stderr.as_str()),
+            (Some(3), format!("error: {expected}\n").as_str()),
+            "{blocks} blocks"
+        );
+        let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        assert_eq!(recorded["calls"][1]["outcome"]["error"], expected, "{blocks} blocks");
+        let node = replay_trace(&trace, &plugin);
+        assert_eq!(
+            (node.code, node.stdout.as_str(), node.stderr.as_str()),
+            (Some(0), "", ""),
+            "node host, {blocks} blocks"
+        );
     }
 }

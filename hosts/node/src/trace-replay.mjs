@@ -112,7 +112,8 @@ function contrast(ours, theirs) {
   const [a, b] = [stringify(plain(ours)), stringify(plain(theirs))];
   let at = 0;
   while (at < a.length && a[at] === b[at]) at += 1;
-  const start = Math.max(0, at - 60);
+  // From the start when the difference shows there, else from a little before it.
+  const start = at + 60 <= QUOTE_CHARS ? 0 : at - 60;
   return [clip(a, start), clip(b, start)];
 }
 
