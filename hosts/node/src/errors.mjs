@@ -1,6 +1,5 @@
 // What can go wrong in the host, worded as the Rust host words it (its
-// `HostError`), so both hosts print the same `error: …` line; and a
-// scenario file the runner refuses, in words of its own.
+// `HostError`), so both hosts give the same error texts.
 
 export class HostError extends Error {
   constructor(kind, message) {
@@ -44,20 +43,8 @@ export class HostError extends Error {
     return new HostError('invalid-output', `plugin call \`${call}\` returned invalid output: ${reason}`);
   }
 
-  /** An input the replay refuses while running (`provider N: …`, `runtime skill N: …`, `step N: …`). */
+  /** An input the host refuses before the call (a proposed message without a source object or content array). */
   static input(message) {
     return new HostError('input', message);
-  }
-}
-
-/**
- * A scenario file that is not JSON or not the shape of docs/spec.md §7, refused
- * before the plugin starts. Its text is this host's own (the Rust host's is
- * serde's); `replay.mjs` prints it as `error: scenario <file>: …`.
- */
-export class ScenarioError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = 'ScenarioError';
   }
 }

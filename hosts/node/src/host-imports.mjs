@@ -5,7 +5,6 @@
 // BigInt, `option` is a value or undefined, a `result` is `{tag:'ok'|'err',
 // val}`, a variant is `{tag, val}`.
 
-import { RegistryFailure } from './registry.mjs';
 import { isObject, stringify } from './json.mjs';
 
 /** The most references one page carries, whatever the plugin asks for. */
@@ -19,20 +18,6 @@ export const MAX_FILTERS = 16;
 const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
 const ABORTED = err({ tag: 'aborted' });
-
-/** A registry candidate as the WIT `skill-summary` (skill-host's `summary`, host-runner/src/imports/registry.rs). */
-function summary(candidate) {
-  return {
-    name: candidate.name,
-    description: candidate.description,
-    whenToUse: candidate.whenToUse ?? undefined,
-    invocation: { ...candidate.invocation },
-    provider: candidate.provider,
-    source: candidate.source,
-    path: candidate.path ?? undefined,
-    bodyDigest: candidate.bodyDigest ?? undefined,
-  };
-}
 
 /** A registry resource base (`{ kind, path | url | description }`) as the WIT `resource-base`. */
 export function resourceBaseToWit(base) {
@@ -69,60 +54,18 @@ export class CallContext {
     this.aborted = aborted;
   }
 
-  snapshot(known) {
-    if (this.aborted()) return ABORTED;
-    if (this.registry === null) return ok({ tag: 'changed', val: { complete: true, revision: 0n, skills: [] } });
-    const snapshot = this.registry.snapshot(this.cwd);
-    if (this.aborted()) return ABORTED;
-    // Revisions are unique in the process, so the plugin's copy of this
-    // revision is exactly this list: nothing needs to cross again.
-    if (snapshot.complete && known === snapshot.revision) return ok({ tag: 'unchanged' });
-    return ok({
-      tag: 'changed',
-      val: {
-        complete: snapshot.complete,
-        revision: snapshot.revision,
-        skills: snapshot.skills.map((winner) => summary(winner.candidate)),
-      },
-    });
+  // The registry's imports: a host with a registry answers them itself
+  // (dsh/bridge.mjs `HarnessCallContext`); without one there are no skills.
+  snapshot() {
+    return this.aborted() ? ABORTED : ok({ tag: 'changed', val: { complete: true, revision: 0n, skills: [] } });
   }
 
-  listSkills(name) {
-    if (this.aborted()) return ABORTED;
-    if (this.registry === null) return ok([]);
-    try {
-      const winners = this.registry.list(this.cwd).skills;
-      // With a name, only that winner: the tool's lookup never copies the whole catalog.
-      const named = name == null ? winners : winners.filter((winner) => winner.candidate.name === name);
-      return ok(named.map((winner) => summary(winner.candidate)));
-    } catch (error) {
-      if (error instanceof RegistryFailure) return err({ tag: 'failed', val: error.message });
-      throw error;
-    }
+  listSkills() {
+    return this.aborted() ? ABORTED : ok([]);
   }
 
-  getSkill(name) {
-    if (this.aborted()) return ABORTED;
-    if (this.registry === null) return ok(undefined);
-    let definition;
-    try {
-      definition = this.registry.get(this.cwd, name);
-    } catch (error) {
-      if (error instanceof RegistryFailure) return err({ tag: 'failed', val: error.message });
-      throw error;
-    }
-    if (definition === null) return ok(undefined);
-    const skill = definition.summary;
-    return ok({
-      name: skill.name,
-      description: skill.description,
-      invocation: { ...skill.invocation },
-      provider: skill.provider,
-      resourceBase: resourceBaseToWit(skill.resourceBase),
-      path: skill.path ?? undefined,
-      content: definition.content,
-      bodyDigest: skill.bodyDigest ?? undefined,
-    });
+  getSkill() {
+    return this.aborted() ? ABORTED : ok(undefined);
   }
 
   /**

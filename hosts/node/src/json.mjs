@@ -1,19 +1,17 @@
 // JSON as the Rust host reads and writes it (serde_json 1 with default
-// features), so that both hosts hand the plugin the same bytes and print the
-// same document:
+// features), so that both hosts hand the plugin the same bytes and word the
+// same errors:
 // - numbers keep their kind: an integer literal is an integer (a JS number
 //   when it is a safe integer, a BigInt when it needs 64 bits), anything
 //   else is an `F64`, printed as Rust prints an f64 (`1.0`, `1e21`);
 // - objects print with their keys sorted by code point (serde_json's map is
-//   a BTreeMap), compactly or pretty with a one-space indent;
+//   a BTreeMap), compactly;
 // - the parser is strict where serde_json is: no lone surrogates, no control
 //   characters in strings, no numbers out of the f64 range, at most 127
 //   nested arrays and objects. Its error texts are serde_json's too: the
 //   host quotes them when the plugin returns text that is not JSON
 //   (docs/spec.md §8.5), a failure both hosts must word alike;
-// - a key given twice is its last value, as in a `serde_json::Value`; the
-//   parser notes such keys (`duplicateKeys`), which the scenario reader
-//   refuses where the Rust host reads a struct.
+// - a key given twice is its last value, as in a `serde_json::Value`.
 
 import { isDeepStrictEqual } from 'node:util';
 
@@ -30,34 +28,13 @@ export class JsonSyntaxError extends Error {}
 
 const U64_MAX = (1n << 64n) - 1n;
 const I64_MIN = -(1n << 63n);
-const I64_MAX = (1n << 63n) - 1n;
 // serde_json counts 128 down and refuses the container that reaches zero.
 const MAX_DEPTH = 127;
-const DUPLICATES = new WeakMap();
 const SIMPLE_ESCAPES = { __proto__: null, '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-
-/** The keys `parse` met more than once in `object` (an empty set when none). */
-export function duplicateKeys(object) {
-  return DUPLICATES.get(object) ?? new Set();
-}
 
 /** Whether `value` is a JSON object (not an array, not a number wrapper). */
 export function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof F64);
-}
-
-/** serde_json's `as_u64`: the value as a BigInt when it is an integer in u64, else undefined. */
-export function asU64(value) {
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return BigInt(value);
-  if (typeof value === 'bigint' && value >= 0n && value <= U64_MAX) return value;
-  return undefined;
-}
-
-/** serde_json's `as_i64`: the value as a BigInt when it is an integer in i64, else undefined. */
-export function asI64(value) {
-  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
-  if (typeof value === 'bigint' && value >= I64_MIN && value <= I64_MAX) return value;
-  return undefined;
 }
 
 /** The bytes UTF-8 takes for the UTF-16 code unit `code` (a surrogate pair takes four, two each). */
@@ -305,10 +282,6 @@ export function parse(text) {
       skipSpace();
       if (text[at] !== ':') peekFail(at >= text.length ? 'EOF while parsing an object' : 'expected `:`');
       at += 1;
-      if (Object.hasOwn(fields, key)) {
-        if (!DUPLICATES.has(fields)) DUPLICATES.set(fields, new Set());
-        DUPLICATES.get(fields).add(key);
-      }
       fields[key] = value(depth);
       skipSpace();
       if (text[at] === ',') {
@@ -495,20 +468,6 @@ export function stringify(value) {
   if (Array.isArray(value)) return `[${value.map(stringify).join(',')}]`;
   const keys = keysOf(value);
   return `{${keys.map((key) => `${JSON.stringify(key)}:${stringify(value[key])}`).join(',')}}`;
-}
-
-/** serde_json's pretty printer with a one-space indent, as `skill-host` prints documents. */
-export function pretty(value, indent = '') {
-  if (value instanceof F64 || value === null || typeof value !== 'object') return stringify(value);
-  const inner = `${indent} `;
-  if (Array.isArray(value)) {
-    if (value.length === 0) return '[]';
-    return `[\n${value.map((item) => inner + pretty(item, inner)).join(',\n')}\n${indent}]`;
-  }
-  const keys = keysOf(value);
-  if (keys.length === 0) return '{}';
-  const lines = keys.map((key) => `${inner}${JSON.stringify(key)}: ${pretty(value[key], inner)}`);
-  return `{\n${lines.join(',\n')}\n${indent}}`;
 }
 
 /**

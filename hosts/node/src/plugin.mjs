@@ -10,22 +10,13 @@ import { CallContext, contentToWit } from './host-imports.mjs';
 import { isObject, keepKeyOrder, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
 import { Recall } from './recall.mjs';
-import { CATALOG_SOURCE, isDigest, MAX_DIGEST_BYTES, readRecord } from './record.mjs';
-import { isSkillName } from './registry.mjs';
+import { CATALOG_SOURCE, isDigest, isSkillName, MAX_DIGEST_BYTES, readRecord } from './record.mjs';
 import { DEFAULT_LIMITS, Sandbox } from './sandbox.mjs';
-import { newMessageId, TOOL_RESULT } from './session.mjs';
+import { newMessageId } from './session.mjs';
 
 /** A user-message `data` object with one text block and a fresh id. */
 export function userMessage(source, text) {
   return { content: [{ type: 'text', text }], source, role: 'user', id: newMessageId() };
-}
-
-/** The text of a message whose content is exactly one text block, else undefined. */
-export function singleText(data) {
-  const content = isObject(data) ? data.content : undefined;
-  if (!Array.isArray(content) || content.length !== 1) return undefined;
-  const [block] = content;
-  return isObject(block) && block.type === 'text' && typeof block.text === 'string' ? block.text : undefined;
 }
 
 export class Plugin {
@@ -75,7 +66,9 @@ export class Plugin {
   }
 
   /**
-   * Runs the pre-step for `session` (a `SessionLog`). `input` is `{ cwd,
+   * Runs the pre-step for `session` (its `key` and `historyVersion`, and the
+   * user messages `Host` reads; dsh/bridge.mjs `HarnessSession`), with
+   * `registry` telling its `cachedRevision(cwd)`. `input` is `{ cwd,
    * toolView, aborted }` (`aborted` a function, consulted before the call and
    * by every registry import). Resolves to `{ decision }` (validated) or
    * `{ aborted: true }`; appending the decision is the caller's step boundary.
@@ -362,40 +355,6 @@ function validateMatches(matches, loaded, argumentsText, check, invalid) {
     }
   });
   if (loaded !== undefined && loaded !== null) throw invalid('it records a load for search matches');
-}
-
-/**
- * The `data` of the `tool/result` event that records a `skill` call, in
- * DeepSeek Harness's shape (host-runner/src/step.rs `record_tool_result`): a
- * message with a fresh call id whose one block carries the text the model
- * sees, `isError` set for a tool error. When the plugin asked to record the
- * load, the source also names the plugin and what it loaded.
- */
-export function toolResultData(outcome) {
-  const callId = `call-${newMessageId()}`;
-  const isError = 'error' in outcome;
-  const source = { kind: 'tool', callId };
-  if (!isError && outcome.loaded !== undefined && outcome.loaded !== null) {
-    const { name, provider, bodyDigest } = outcome.loaded;
-    const record = { name, provider };
-    if (bodyDigest !== undefined && bodyDigest !== null) record.bodyDigest = bodyDigest;
-    source.plugin = CATALOG_SOURCE.plugin;
-    source.loaded = record;
-  }
-  const text = isError ? outcome.error : outcome.text;
-  return {
-    message: {
-      id: newMessageId(),
-      role: 'user',
-      source,
-      content: [{ type: 'tool-result', toolCallId: callId, isError, content: [{ type: 'text', text }] }],
-    },
-  };
-}
-
-/** Records a `skill` call's outcome in `session` (a `SessionLog`) as a `tool/result` on the visible surface. */
-export function recordToolResult(session, outcome) {
-  return session.appendEvent(TOOL_RESULT, toolResultData(outcome), 'append');
 }
 
 /**

@@ -11,7 +11,7 @@
 // rather than once per import. Opt-in per `Plugin` (the drop-in).
 
 import { sameValue } from './json.mjs';
-import { isSkillName } from './registry.mjs';
+import { isSkillName } from './record.mjs';
 
 /** The component's imports (wit/world.wit): what a `Recording` forwards. */
 const IMPORTS = ['snapshot', 'listSkills', 'getSkill', 'listUserMessages', 'getUserMessage', 'proposedMessages', 'decide'];

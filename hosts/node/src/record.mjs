@@ -7,7 +7,11 @@
 // tests hold the Rust ones.
 
 import { isObject } from './json.mjs';
-import { isSkillName } from './registry.mjs';
+
+/** The skill-name grammar `^[a-z0-9]+(?:-[a-z0-9]+)*$` (docs/spec.md §3.3; `is_skill_name` in rules/src/lib.rs). */
+export function isSkillName(name) {
+  return typeof name === 'string' && /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name);
+}
 
 /** The source of a catalog in the seed's form (docs/spec.md §3.1; `CATALOG_SOURCE` in rules/src/lib.rs). */
 export const CATALOG_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'dsh-tool-skill' });

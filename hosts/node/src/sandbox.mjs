@@ -125,7 +125,7 @@ export class Sandbox {
   #sparesAllowed = false;
   #retireTimer = null;
   #nextId = 0;
-  /** Told each call's name and wall time in milliseconds (bench.mjs). */
+  /** Told each call's name and wall time in milliseconds (the drop-in's `onCall` option). */
   #onCall;
   #closed = false;
 

@@ -1,7 +1,7 @@
 // What a pre-step may add, as the Rust host checks it
 // (host-runner/src/plugin/decision.rs), at its largest (each source and each
-// refusal is in rules/records.json, which test/records.test.mjs reads); what a
-// tool result may record of its load, and how the result is recorded.
+// refusal is in rules/records.json, which test/records.test.mjs reads), and
+// what a tool result may record of its load.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { HostError } from '../src/errors.mjs';
 import { stringify } from '../src/json.mjs';
 import { DEFAULT_OUTPUT_LIMITS, OutputCheck } from '../src/output.mjs';
-import { applyDecision, MAX_SEARCH_MATCHES, toolResultData, userMessage, validateToolResult } from '../src/plugin.mjs';
+import { applyDecision, MAX_SEARCH_MATCHES, userMessage, validateToolResult } from '../src/plugin.mjs';
 import { MAX_DIGEST_BYTES, MAX_RELOAD_NAMES } from '../src/record.mjs';
 
 // docs/spec.md §3.10: MAX_INVOKED_SKILLS (rules/src/lib.rs).
@@ -128,30 +128,6 @@ test('a recorded load names the value and carries a printable digest', () => {
       ),
     invokeRefused('the value is skill "a", but the arguments asked for "b"'),
   );
-});
-
-test('a tool result is recorded as the harness records it, the load in its source', () => {
-  const plain = toolResultData({ ok: {}, text: 'Loaded.', loaded: null });
-  const { message } = plain;
-  assert.equal(message.role, 'user');
-  assert.match(message.source.callId, /^call-[0-9a-f-]{36}$/);
-  assert.deepEqual(Object.keys(message.source).sort(), ['callId', 'kind']);
-  assert.equal(message.source.kind, 'tool');
-  assert.deepEqual(message.content, [
-    { type: 'tool-result', toolCallId: message.source.callId, isError: false, content: [{ type: 'text', text: 'Loaded.' }] },
-  ]);
-  const recorded = toolResultData({ ok: {}, text: 'Loaded.', loaded: { name: 'a', provider: 'p', bodyDigest: 'sha256:00' } });
-  const { source } = recorded.message;
-  assert.equal(
-    stringify({ ...source, callId: 'c' }),
-    '{"callId":"c","kind":"tool","loaded":{"bodyDigest":"sha256:00","name":"a","provider":"p"},"plugin":"dsh-tool-skill"}',
-  );
-  const undigested = toolResultData({ ok: {}, text: 'Loaded.', loaded: { name: 'a', provider: 'p', bodyDigest: null } });
-  assert.equal(stringify(undigested.message.source.loaded), '{"name":"a","provider":"p"}');
-  const failed = toolResultData({ error: 'Error: no such skill' });
-  assert.deepEqual(Object.keys(failed.message.source).sort(), ['callId', 'kind']);
-  assert.equal(failed.message.content[0].isError, true);
-  assert.deepEqual(failed.message.content[0].content, [{ type: 'text', text: 'Error: no such skill' }]);
 });
 
 test('the limits this host mirrors are the ones skill-rules defines', () => {
