@@ -22,6 +22,9 @@ export class TraceFormatError extends Error {}
 /** The trace format this replays (its `trace` field). */
 const TRACE_FORMAT = 1;
 
+/** The failures of a call that end its instance (`HostError` kinds): a trap, the deadline, the memory cap. */
+const TRAPPED = new Set(['trap', 'timeout', 'memory', 'load']);
+
 const CALLS = new Set(['configure', 'definition', 'pre-step', 'invoke', 'system-prompt', 'expand']);
 
 /** wasmtime's text for a copy beyond the memory budget, which this host words alike (guest-worker.mjs). */
@@ -287,8 +290,8 @@ class Replay {
   #cacheDir;
   /** Instance number → `{ plugin, sandbox }` (a `WatchedSandbox`). */
   #instances = new Map();
-  /** Instances whose call failed: never called again. */
-  #failed = new Set();
+  /** Instances whose call trapped: never called again. */
+  #ended = new Set();
   mismatches = [];
 
   constructor(component, limits, cacheDir) {
@@ -310,8 +313,8 @@ class Replay {
     const instance = this.#instances.get(call.instance);
     if (instance === undefined) {
       mismatch(
-        this.#failed.has(call.instance)
-          ? 'the trace calls an instance again after its call failed'
+        this.#ended.has(call.instance)
+          ? 'the trace calls an instance again after its call trapped'
           : 'the trace names an instance no `configure` call made',
       );
       return false;
@@ -324,37 +327,41 @@ class Replay {
       }
     };
     let outcome;
+    let trapped = false;
+    instance.sandbox.returned = null;
     try {
       outcome = { ok: await this.#run(instance, call, Host, mismatch) };
     } catch (error) {
       if (!(error instanceof HostError)) throw error;
       outcome = { error: error.message };
-      this.#drop(call.instance);
+      // An instance whose call trapped is not called again; one whose output was refused is.
+      trapped = TRAPPED.has(error.kind);
+      if (trapped) this.#drop(call.instance);
     }
     for (const line of list.mismatches) mismatch(line);
     if (list.diverged !== null) {
       mismatch(list.diverged);
       return false;
     }
-    if (!deadline && list.next < list.entries.length) {
+    if (list.next < list.entries.length) {
       mismatch(`the plugin made ${list.next} imports, the trace lists ${list.entries.length}`);
     }
     const returned = instance.sandbox.returned === null ? null : toTrace(RETURNS[call.call], instance.sandbox.returned);
     if (!same(returned, call.returned)) mismatch(differs('it returned', returned, call.returned));
     this.#compareOutcome(call, outcome, mismatch);
-    // An outcome that failed in one host only leaves the instances apart: nothing after it would be comparable.
-    return ('error' in outcome) === ('error' in call.outcome);
+    // A call that trapped in one host only leaves the instances apart: nothing after it would be comparable.
+    return trapped === (call.returned === null);
   }
 
   #drop(number) {
     const instance = this.#instances.get(number);
     this.#instances.delete(number);
-    this.#failed.add(number);
+    this.#ended.add(number);
     instance?.sandbox.close();
   }
 
   async #configure(call, mismatch) {
-    if (this.#instances.has(call.instance) || this.#failed.has(call.instance)) {
+    if (this.#instances.has(call.instance) || this.#ended.has(call.instance)) {
       mismatch('the trace configures an instance it made before');
       return false;
     }
@@ -375,7 +382,7 @@ class Replay {
       outcome = { error: error.message };
       // A refused configuration is the export's `err`; anything else ended the call.
       returned = error.kind === 'config' ? { Err: error.message } : null;
-      this.#failed.add(call.instance);
+      this.#ended.add(call.instance);
     }
     if (!same(returned, call.returned)) mismatch(differs('it returned', returned, call.returned));
     this.#compareOutcome(call, outcome, mismatch);

@@ -119,3 +119,18 @@ test('a trace of another contract version, a malformed trace and a refused compo
     return true;
   });
 });
+
+test('an instance whose output was refused is called again; one that trapped is not', async () => {
+  // Under a cap of 100 bytes a text, this host refuses the catalog the trace's host entered.
+  const trace = stored('user-invocation');
+  trace.limits.max_text_bytes = 100;
+  const mismatches = await replay(trace);
+  assert.match(mismatches[0], /^call 1 \(pre-step on instance 0\): its outcome is \{"error":"plugin call `pre-step` returned invalid output: added message 1's content block 1 is \d+ bytes, over the cap of 100 bytes per text"\}/);
+  assert.ok(mismatches.some((line) => /^call [2-9] /.test(line)), mismatches.join('\n'));
+  assert.ok(!mismatches.some((line) => line.includes('trapped')), mismatches.join('\n'));
+  // A trap the trace's host did not see: the replay stops there.
+  const trapped = stored('user-invocation');
+  trapped.limits.memory_bytes = 1 << 16;
+  const stopped = await replay(trapped);
+  assert.ok(stopped.every((line) => /^call [01] /.test(line)), stopped.join('\n'));
+});
