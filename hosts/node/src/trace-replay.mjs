@@ -346,7 +346,7 @@ class Replay {
     if (list.next < list.entries.length) {
       mismatch(`the plugin made ${list.next} imports, the trace lists ${list.entries.length}`);
     }
-    const returned = instance.sandbox.returned === null ? null : toTrace(RETURNS[call.call], instance.sandbox.returned);
+    const returned = returnedOf(call.call, instance.sandbox.returned);
     if (!same(returned, call.returned)) mismatch(differs('it returned', returned, call.returned));
     this.#compareOutcome(call, outcome, mismatch);
     // A call that trapped in one host only leaves the instances apart: nothing after it would be comparable.
@@ -493,6 +493,14 @@ class Replay {
     }
     if (!same(outcome, expected)) mismatch(differs('its outcome is', outcome, expected));
   }
+}
+
+/** What export `call` returned (the sandbox's `{ tag, val }`, or null when it trapped) as a trace writes it. */
+function returnedOf(call, returned) {
+  if (returned === null) return null;
+  const type = RETURNS[call];
+  // An export without a `result` (`definition`) comes back as `{ tag: 'ok', val }`.
+  return toTrace(type, type.kind === 'result' ? returned : returned.val);
 }
 
 /** A proposed message as the log holds it: the WIT message's source parsed, its blocks in the log's shape, a fresh id. */

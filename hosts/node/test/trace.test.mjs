@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 
 import { embeddedComponent } from '../src/component.mjs';
 import { HostError } from '../src/errors.mjs';
+import { CallContext } from '../src/host-imports.mjs';
+import { DEFAULT_LIMITS, Sandbox } from '../src/sandbox.mjs';
 import { replayTrace, TraceFormatError } from '../src/trace-replay.mjs';
 import { IMPORTS, RETURNS, STEP_CONTEXT, toJco, toTrace, TraceValueError } from '../src/trace-values.mjs';
 
@@ -133,4 +135,52 @@ test('an instance whose output was refused is called again; one that trapped is 
   trapped.limits.memory_bytes = 1 << 16;
   const stopped = await replay(trapped);
   assert.ok(stopped.every((line) => /^call [01] /.test(line)), stopped.join('\n'));
+});
+
+test('definition, system-prompt and expand replay too (no stored trace has them: skill-host replay makes none)', async () => {
+  const sandbox = await Sandbox.create(plugin(), '{}', DEFAULT_LIMITS);
+  const { val: declared } = await sandbox.call('definition', 'definition', [], new CallContext());
+  await sandbox.close();
+  const invocation = { model_invocable: true, user_invocable: true };
+  const skill = { name: 'a-skill', description: 'A skill.', invocation, provider: 'p', path: '/s/a-skill/SKILL.md', body_digest: null };
+  const summary = { ...skill, when_to_use: null, source: 'p' };
+  const definition = { ...skill, resource_base: { Directory: '/s/a-skill' }, content: 'Body.' };
+  const expanded = '<skill name="a-skill" location="/s/a-skill/SKILL.md">\nReferences are relative to /s/a-skill.\n\nBody.\n</skill>\n\nnow';
+  const trace = {
+    ...stored('user-invocation'),
+    calls: [
+      { instance: 0, call: 'configure', args: { config: '{}' }, imports: [], returned: { Ok: null }, outcome: { ok: null } },
+      {
+        instance: 0,
+        call: 'definition',
+        args: {},
+        imports: [],
+        returned: declared,
+        outcome: { ok: { ...declared, parameters: JSON.parse(declared.parameters) } },
+      },
+      {
+        instance: 0,
+        call: 'system-prompt',
+        args: {},
+        imports: [
+          { import: 'registry.snapshot', args: { known: null }, answer: { Ok: { Changed: { complete: true, revision: 3, skills: [summary] } } } },
+        ],
+        returned: { Ok: 'not the prompt' },
+        outcome: { ok: 'not the prompt' },
+      },
+      {
+        instance: 0,
+        call: 'expand',
+        args: { text: '/skill:a-skill now' },
+        imports: [{ import: 'registry.get-skill', args: { name: 'a-skill' }, answer: { Ok: definition } }],
+        returned: { Ok: expanded },
+        outcome: { ok: expanded },
+      },
+    ],
+  };
+  const mismatches = await replay({ ...trace, config: '{}' });
+  // The definition and the expansion agree; the prompt is the plugin's, not the trace's.
+  assert.equal(mismatches.length, 2, mismatches.join('\n'));
+  assert.match(mismatches[0], /^call 2 \(system-prompt on instance 0\): it returned \{"Ok":"\\n\\nThe following skills .*, the trace's \{"Ok":"not the prompt"\}$/);
+  assert.match(mismatches[1], /^call 2 \(system-prompt on instance 0\): its outcome is \{"ok":".*, the trace's \{"ok":"not the prompt"\}$/);
 });
