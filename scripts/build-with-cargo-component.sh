@@ -70,29 +70,29 @@ fi
 echo "== same world:" >&2
 world "$output" | sed 's/^/   /' >&2
 
-# Every scenario, run on the cargo-component build, gives the expected output.
+# Every scenario, run on the cargo-component build, gives the expected
+# output in skill-host, and its stored trace replays in the Node host.
 actual=$(mktemp)
 trap 'rm -f "$embedded" "$actual"' EXIT
 failed=0
 for scenario in tests/scenarios/*.json; do
     case "$scenario" in *.expected.json) continue ;; esac
-    for host in skill-host node; do
-        if [ "$host" = skill-host ]; then
-            "$skill_host" --plugin "$output" replay "$scenario" >"$actual"
-        else
-            node hosts/node/replay.mjs --plugin "$output" "$scenario" >"$actual"
-        fi
-        if ! node -e '
-        const { readFileSync } = require("node:fs");
-        const [actual, expected] = process.argv.slice(1).map((file) => JSON.parse(readFileSync(file, "utf8")));
-        process.exit(require("node:util").isDeepStrictEqual(actual, expected) ? 0 : 1);
-        ' "$actual" "${scenario%.json}.expected.json"; then
-            echo "== FAIL: $scenario in $host" >&2
-            failed=1
-        fi
-    done
+    "$skill_host" --plugin "$output" replay "$scenario" >"$actual"
+    if ! node -e '
+    const { readFileSync } = require("node:fs");
+    const [actual, expected] = process.argv.slice(1).map((file) => JSON.parse(readFileSync(file, "utf8")));
+    process.exit(require("node:util").isDeepStrictEqual(actual, expected) ? 0 : 1);
+    ' "$actual" "${scenario%.json}.expected.json"; then
+        echo "== FAIL: $scenario in skill-host" >&2
+        failed=1
+    fi
+    trace="tests/traces/scenarios/$(basename "${scenario%.json}").trace.json"
+    if ! mismatches=$(node hosts/node/trace.mjs "$trace" --plugin "$output") || [ -n "$mismatches" ]; then
+        echo "== FAIL: $trace in the Node host: $mismatches" >&2
+        failed=1
+    fi
 done
 if [ "$failed" -ne 0 ]; then
     exit 1
 fi
-echo "== every scenario replays to its expected output on the cargo-component build, in skill-host and in the Node host" >&2
+echo "== every scenario replays to its expected output on the cargo-component build in skill-host, and its trace in the Node host" >&2
