@@ -43,12 +43,14 @@ const MODE_KEYS = Object.freeze([
   'catalogSource',
   'catalogBudget',
   'catalogSummaries',
+  'catalogWhenToUse',
   'catalogPinned',
   'catalogExclude',
   'catalogNameOnly',
   'userOnly',
   'catalogUpdates',
   'skillSearch',
+  'skillReads',
 ]);
 
 /**
@@ -80,12 +82,14 @@ export const Config = z.object({
   catalogSource: modeKey('"plugin" or "skill-catalog", default "skill-catalog": the form catalogs are recorded in (§3.1)'),
   catalogBudget: modeKey('integer ≥ 1, default none: the most characters the catalog\'s entry lines take (§3.13)'),
   catalogSummaries: modeKey('boolean, default false: under a budget, a description that does not fit whole is shown as its first sentence (§3.13)'),
+  catalogWhenToUse: modeKey('boolean, default false: an entry\'s description is followed by the skill\'s whenToUse (§3.13)'),
   catalogPinned: modeKey('at most 1024 skill names, default []: listed first under a budget, never shortened (§3.13)'),
   catalogExclude: modeKey('at most 1024 names or patterns (a-z, 0-9, -, *, ?), default []: left out of the catalog (§3.13)'),
   catalogNameOnly: modeKey('at most 1024 names or patterns (a-z, 0-9, -, *, ?), default []: listed by name alone (§3.13)'),
   userOnly: modeKey('at most 1024 names or patterns (a-z, 0-9, -, *, ?), default []: as disable-model-invocation: true (§3.13)'),
   catalogUpdates: modeKey('"full" or "delta", default "full": a change as an update; "delta" needs catalogSource "plugin" (§3.13)'),
   skillSearch: modeKey('boolean, default false: the tool also finds skills by `query` (§3.14)'),
+  skillReads: modeKey('boolean, default false: the tool also loads one `section` of a skill; a cut body ends with an outline (§3.15)'),
 });
 
 /**

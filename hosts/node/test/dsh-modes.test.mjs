@@ -202,6 +202,8 @@ test('a bad value for a mode key is refused through ctx.plugin in the words of s
     // The drop-in's catalogs are of the skill-catalog form unless told otherwise.
     [{ catalogUpdates: 'delta' }, 'tool-skill: catalogUpdates "delta" needs catalogSource "plugin"'],
     [{ skillSearch: 'true' }, 'tool-skill: skillSearch must be a boolean'],
+    [{ catalogWhenToUse: 1 }, 'tool-skill: catalogWhenToUse must be a boolean'],
+    [{ skillReads: 'yes' }, 'tool-skill: skillReads must be a boolean'],
   ];
   for (const [config, message] of refusals) {
     const shown = JSON.stringify(config, (_key, value) => (typeof value === 'bigint' ? `${value}n` : value));
@@ -226,12 +228,14 @@ test("the modes' defaults, given explicitly or as null, keep the published plugi
     loadedSkills: false,
     catalogSource: 'skill-catalog',
     catalogSummaries: false,
+    catalogWhenToUse: false,
     catalogPinned: [],
     catalogExclude: [],
     catalogNameOnly: [],
     userOnly: [],
     catalogUpdates: 'full',
     skillSearch: false,
+    skillReads: false,
   };
   const unset = Object.fromEntries(Object.keys(explicit).map((key) => [key, null]));
   for (const config of [explicit, unset, { skillBodyMaxLength: null, catalogBudget: null, unknownKey: 'ignored, as the published plugin ignores it' }]) {
@@ -256,6 +260,24 @@ test('with skillSearch the tool takes a query: its definition, output schema and
   assert.deepEqual(dropIn.definition(), published.definition());
   const card = (view) => view.ctx.tools.get('skill', view.agent).presentCall({ name: 'pdf-forms' });
   assert.deepEqual(card(dropIn), card(published));
+});
+
+test('with skillReads and catalogWhenToUse the drop-in loads a section and lists whenToUse (spec §3.13, §3.15)', async () => {
+  const skills = [
+    { name: 'pdf-forms', description: 'Fill PDF forms.', whenToUse: 'A form must be filled.', content: '# Forms\nIntro.\n\n## Fields\nName the fields.\n\n## Submit\nSend it.' },
+  ];
+  const harness = await createHarness({ plugin: PLUGINS.dropIn, config: { skillReads: true, catalogWhenToUse: true }, skills });
+  const step = await harness.preStep({ messages: ['Fill the form.'] });
+  assert.match(JSON.stringify(step.messages), /Fill PDF forms. When to use: A form must be filled./);
+  const definition = harness.definition();
+  assert.match(definition.description, /call it with `name` and `section`/);
+  assert.deepEqual(Object.keys(definition.parameters.properties), ['name', 'section']);
+  const section = await harness.invoke({ name: 'pdf-forms', section: 'fields' });
+  assert.equal(section.isError, false, JSON.stringify(section));
+  assert.match(section.content[0].text, /<skill_instructions>\n## Fields\nName the fields.\n<\/skill_instructions>/);
+  const missing = await harness.invoke({ name: 'pdf-forms', section: 'Deploy' });
+  assert.equal(missing.isError, true);
+  assert.match(JSON.stringify(missing.content), /has no section \\"Deploy\\"; its headings are \\"Forms\\", \\"Fields\\", \\"Submit\\"/);
 });
 
 test('search matches a listener put in place of the tool\'s are rendered in the words of spec §3.14', async () => {
