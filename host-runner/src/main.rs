@@ -60,6 +60,11 @@ fn main() -> ExitCode {
         Command::Expand(args) => args.run(&global),
         Command::Mcp(args) => args.run(&global),
     };
+    // The trace of what ran, even when it failed (docs/spec.md §7.2).
+    let result = match global.write_trace() {
+        Ok(()) => result,
+        Err(error) => result.and(Err(error)),
+    };
     match result {
         Ok(code) => ExitCode::from(code),
         // Whoever reads stdout stopped (`| head`): nothing to report.

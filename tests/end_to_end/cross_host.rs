@@ -297,3 +297,35 @@ fn both_hosts_bound_what_one_import_call_copies_out() {
         );
     }
 }
+
+/// Any session, not only a scenario, is traced (`--trace`, global): the
+/// steps and a load of a session file on disk, over the example
+/// workspace's local skills, each command writing its trace; the Node host
+/// replays each with no mismatch.
+#[test]
+fn a_session_on_disk_is_traced_command_by_command_and_replays_in_the_node_host() {
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    let session = sandbox.path().join("session.jsonl");
+    let plugin = component(&sandbox);
+    let config = sandbox.path().join("config.json");
+    std::fs::write(&config, r#"{"loadedSkills":true,"skillReads":true}"#).unwrap();
+    let commands: [&[&str]; 4] = [
+        &["step", "--session", path(&session), "--cwd", path(&workspace)],
+        &["load", "release-notes", "--session", path(&session)],
+        &["load", "release-notes", "--section", "no such heading", "--session", path(&session)],
+        &["step", "--session", path(&session)],
+    ];
+    for (index, command) in commands.iter().enumerate() {
+        let trace = sandbox.path().join(format!("command-{index}.trace.json"));
+        let mut args = vec!["--config", path(&config), "--trace", path(&trace)];
+        args.extend_from_slice(command);
+        let output = sandbox.run(&args);
+        assert!(matches!(output.status.code(), Some(0 | 1)), "{command:?}: {}", stderr(&output));
+        let recorded: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+        let calls = recorded["calls"].as_array().unwrap();
+        assert!(calls.iter().any(|call| call["call"] != "configure"), "{command:?} traced no call: {recorded}");
+        let replay = replay_trace(&trace, &plugin);
+        assert_eq!((replay.code, replay.stdout.as_str()), (Some(0), ""), "{command:?}: {}", replay.stderr);
+    }
+}

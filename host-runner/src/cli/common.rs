@@ -22,6 +22,13 @@ pub struct GlobalOptions {
     /// A plugin component to run instead of the one built into this binary.
     #[arg(long, global = true, value_name = "FILE")]
     pub plugin: Option<PathBuf>,
+    /// Write the trace of every plugin call the command makes to this file
+    /// (docs/spec.md §7.2), also when it fails: what another host replays.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The recorder `--trace` writes out, once a plugin is loaded.
+    #[arg(skip)]
+    recorder: std::sync::OnceLock<skill_host::TraceRecorder>,
     /// Plugin configuration (a JSON object), e.g. {"catalogDescriptionMaxLength": 200}.
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -181,10 +188,28 @@ impl GlobalOptions {
     /// The plugin to run, with the configuration `config` instead of `--config`'s.
     pub fn load_plugin_with(&self, config: &str) -> Result<Plugin> {
         let component = self.component()?;
-        Ok(match skill_host::component_cache::default_dir() {
+        let cache = skill_host::component_cache::default_dir();
+        if let Some(recorder) = self.recorder() {
+            return Ok(Plugin::traced(&component, config, self.limits(), cache.as_deref(), recorder)?);
+        }
+        Ok(match cache {
             Some(cache) => Plugin::new_cached(&component, config, self.limits(), &cache)?,
             None => Plugin::new(&component, config, self.limits())?,
         })
+    }
+
+    /// With `--trace`, the recorder of this run's plugin calls (one for all
+    /// the plugins a command loads).
+    pub fn recorder(&self) -> Option<skill_host::TraceRecorder> {
+        self.trace.as_ref().map(|_| self.recorder.get_or_init(skill_host::TraceRecorder::new).clone())
+    }
+
+    /// Writes the trace `--trace` asked for, when a plugin was loaded.
+    pub fn write_trace(&self) -> Result<()> {
+        let (Some(path), Some(recorder)) = (&self.trace, self.recorder.get()) else { return Ok(()) };
+        let mut text = serde_json::to_string_pretty(&recorder.to_json())?;
+        text.push('\n');
+        std::fs::write(path, text).with_context(|| format!("cannot write the trace {}", path.display()))
     }
 
     /// The local provider's roots: the environment's, with `--skills-dir`

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use super::scenario::Scenario;
 use anyhow::{Context, Result};
 use clap::Args;
-use skill_host::TraceRecorder;
 
 use super::common::{GlobalOptions, pretty, print_line, read_text_input};
 
@@ -17,10 +16,6 @@ const MAX_SCENARIO_BYTES: u64 = 64 * 1024 * 1024;
 pub struct ReplayArgs {
     /// The scenario (docs/spec.md §7).
     scenario: PathBuf,
-    /// Also write the trace of every plugin call to this file (docs/spec.md
-    /// §7.2), even when a step fails.
-    #[arg(long, value_name = "FILE")]
-    trace: Option<PathBuf>,
 }
 
 impl ReplayArgs {
@@ -32,14 +27,9 @@ impl ReplayArgs {
             parsed.config = global.config()?;
         }
         let cache = skill_host::component_cache::default_dir();
-        let recorder = self.trace.as_ref().map(|_| TraceRecorder::new());
-        let output = parsed.replay(&global.component()?, global.limits(), cache.as_deref(), recorder.clone());
-        if let (Some(path), Some(recorder)) = (&self.trace, &recorder) {
-            let mut text = serde_json::to_string_pretty(&recorder.to_json())?;
-            text.push('\n');
-            std::fs::write(path, text).with_context(|| format!("cannot write the trace {}", path.display()))?;
-        }
-        print_line(&pretty(&output?), None)?;
+        // `--trace` (global): the recorder `main` writes out.
+        let output = parsed.replay(&global.component()?, global.limits(), cache.as_deref(), global.recorder())?;
+        print_line(&pretty(&output), None)?;
         Ok(0)
     }
 }
