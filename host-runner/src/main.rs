@@ -47,18 +47,21 @@ enum Command {
 fn main() -> ExitCode {
     let Cli { global, command } = Cli::parse();
     global.warn_missing_dirs();
-    let result = match command {
-        Command::Step(args) => args.run(&global),
-        Command::Load(args) => args.run(&global),
-        Command::Compact(args) => args.run(&global),
-        Command::Skills(args) => args.run(&global),
-        Command::Catalog(args) => args.run(&global),
-        Command::Lint(args) => args.run(&global),
-        Command::Replay(args) => args.run(&global),
-        Command::Component(args) => args.run(&global),
-        Command::SystemPrompt(args) => args.run(&global),
-        Command::Expand(args) => args.run(&global),
-        Command::Mcp(args) => args.run(&global),
+    let result = match global.check_trace() {
+        Err(error) => Err(error),
+        Ok(()) => match command {
+            Command::Step(args) => args.run(&global),
+            Command::Load(args) => args.run(&global),
+            Command::Compact(args) => args.run(&global),
+            Command::Skills(args) => args.run(&global),
+            Command::Catalog(args) => args.run(&global),
+            Command::Lint(args) => args.run(&global),
+            Command::Replay(args) => args.run(&global),
+            Command::Component(args) => args.run(&global),
+            Command::SystemPrompt(args) => args.run(&global),
+            Command::Expand(args) => args.run(&global),
+            Command::Mcp(args) => args.run(&global),
+        },
     };
     // The trace of what ran, even when it failed (docs/spec.md §7.2).
     let result = match global.write_trace() {

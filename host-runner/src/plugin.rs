@@ -189,18 +189,23 @@ impl Plugin {
         OutputCheck::new(call, self.sandbox.limits().output)
     }
 
-    /// Sets what the host concluded from the call just made, when traced.
-    fn conclude<T>(&self, result: Result<T, HostError>, value: impl FnOnce(&T) -> Value) -> Result<T, HostError> {
-        if let Some(recorder) = self.sandbox.recorder() {
-            recorder.conclude(&result, value);
-        }
+    /// Runs one plugin method, and when traced sets what the host concluded
+    /// on the call it made (none when it failed before calling).
+    fn traced_method<T>(
+        &self,
+        run: impl FnOnce() -> Result<T, HostError>,
+        value: impl FnOnce(&T) -> Value,
+    ) -> Result<T, HostError> {
+        let Some(recorder) = self.sandbox.recorder() else { return run() };
+        trace::begin_call();
+        let result = run();
+        recorder.conclude(&result, value);
         result
     }
 
     /// The `skill` tool's definition, as the plugin declares it.
     pub fn definition(&self) -> Result<ToolDefinition, HostError> {
-        let result = self.definition_checked();
-        self.conclude(result, |definition| {
+        self.traced_method(|| self.definition_checked(), |definition| {
             json!({"name": definition.name, "description": definition.description, "parameters": definition.parameters})
         })
     }
@@ -233,21 +238,23 @@ impl Plugin {
         input: &StepInput,
         decision: Decision,
     ) -> Result<StepOutcome, HostError> {
-        let result = self.pre_step_checked(registry, session, input, decision);
-        self.conclude(result, |outcome| match outcome {
-            StepOutcome::Aborted => json!("aborted"),
-            StepOutcome::Decided(Decision::Reject(reason)) => json!({ "reject": reason }),
-            // Without ids: the host gives added messages fresh ones.
-            StepOutcome::Decided(Decision::Enter(messages)) => json!({
-                "enter": messages.iter().map(|data| {
-                    let mut data = data.clone();
-                    if let Some(fields) = data.as_object_mut() {
-                        fields.remove("id");
-                    }
-                    data
-                }).collect::<Vec<_>>()
-            }),
-        })
+        self.traced_method(
+            || self.pre_step_checked(registry, session, input, decision),
+            |outcome| match outcome {
+                StepOutcome::Aborted => json!("aborted"),
+                StepOutcome::Decided(Decision::Reject(reason)) => json!({ "reject": reason }),
+                // Without ids: the host gives added messages fresh ones.
+                StepOutcome::Decided(Decision::Enter(messages)) => json!({
+                    "enter": messages.iter().map(|data| {
+                        let mut data = data.clone();
+                        if let Some(fields) = data.as_object_mut() {
+                            fields.remove("id");
+                        }
+                        data
+                    }).collect::<Vec<_>>()
+                }),
+            },
+        )
     }
 
     fn pre_step_checked(
@@ -310,8 +317,7 @@ impl Plugin {
     /// Pi-style disclosure: the system-prompt block for `cwd`'s model-invocable
     /// skills with their file locations (empty when there are none).
     pub fn system_prompt(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
-        let result = self.system_prompt_checked(registry, cwd);
-        self.conclude(result, |text| json!(text))
+        self.traced_method(|| self.system_prompt_checked(registry, cwd), |text| json!(text))
     }
 
     fn system_prompt_checked(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>) -> Result<String, HostError> {
@@ -330,8 +336,7 @@ impl Plugin {
 
     /// Pi's `/skill:NAME args` command: the expanded text, or `text` unchanged.
     pub fn expand(&self, registry: &Arc<SkillRegistry>, cwd: Option<&str>, text: &str) -> Result<String, HostError> {
-        let result = self.expand_checked(registry, cwd, text);
-        self.conclude(result, |text| json!(text))
+        self.traced_method(|| self.expand_checked(registry, cwd, text), |text| json!(text))
     }
 
     fn expand_checked(
@@ -360,17 +365,19 @@ impl Plugin {
         cwd: Option<&str>,
         arguments: &str,
     ) -> Result<ToolOutcome, HostError> {
-        let result = self.invoke_checked(registry, cwd, arguments);
-        self.conclude(result, |outcome| match outcome {
-            ToolOutcome::Success { value, text, loaded } => json!({
-                "value": value,
-                "text": text,
-                "loaded": loaded.as_ref().map(|loaded| json!({
-                    "name": loaded.name, "provider": loaded.provider, "body_digest": loaded.body_digest,
-                })),
-            }),
-            ToolOutcome::Error { text } => json!({ "error": text }),
-        })
+        self.traced_method(
+            || self.invoke_checked(registry, cwd, arguments),
+            |outcome| match outcome {
+                ToolOutcome::Success { value, text, loaded } => json!({
+                    "value": value,
+                    "text": text,
+                    "loaded": loaded.as_ref().map(|loaded| json!({
+                        "name": loaded.name, "provider": loaded.provider, "body_digest": loaded.body_digest,
+                    })),
+                }),
+                ToolOutcome::Error { text } => json!({ "error": text }),
+            },
+        )
     }
 
     fn invoke_checked(

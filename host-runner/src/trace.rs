@@ -9,6 +9,7 @@
 //! `snake_case` fields, variants as `{"Case": payload}` or `"Case"`, options
 //! as `null` or the value, results as `{"Ok": …}` or `{"Err": …}`.
 
+use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -16,6 +17,17 @@ use serde_json::{Value, json};
 
 use crate::error::HostError;
 use crate::imports::CallContext;
+
+thread_local! {
+    /// The entry of the call the plugin method running on this thread made:
+    /// its outcome goes there, whatever other threads log meanwhile.
+    static CALL: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Starts a plugin method's trace on this thread: no call is made yet.
+pub(crate) fn begin_call() {
+    CALL.with(|call| call.set(None));
+}
 
 /// The version of the trace format, its `trace` field.
 pub const TRACE_FORMAT: u64 = 1;
@@ -75,27 +87,50 @@ impl TraceRecorder {
         }
     }
 
-    /// Adds the call `name` that instance `instance` ran.
-    pub(crate) fn push(&self, instance: u64, name: &str, trace: CallTrace) {
-        self.log().calls.push(json!({
+    /// Adds the call `name` that instance `instance` ran; returns its place.
+    pub(crate) fn push(&self, instance: u64, name: &str, trace: CallTrace) -> usize {
+        let mut log = self.log();
+        log.calls.push(json!({
             "instance": instance,
             "call": name,
             "args": trace.args,
             "imports": trace.imports,
             "returned": trace.returned,
         }));
+        log.calls.len() - 1
     }
 
-    /// Sets what the host concluded from the last call: `{"ok": value}`, or
-    /// `{"error": text}` with the host's error text.
-    pub(crate) fn conclude<T>(&self, result: &Result<T, HostError>, value: impl FnOnce(&T) -> Value) {
+    /// Adds the call a plugin method made on this thread ([`begin_call`]),
+    /// for [`conclude`](Self::conclude) to complete.
+    pub(crate) fn push_call(&self, instance: u64, name: &str, trace: CallTrace) {
+        let index = self.push(instance, name, trace);
+        CALL.with(|call| call.set(Some(index)));
+    }
+
+    /// Sets what the host concluded from the call at `index`.
+    pub(crate) fn set_outcome<T>(&self, index: usize, result: &Result<T, HostError>, value: impl FnOnce(&T) -> Value) {
         let outcome = match result {
             Ok(ok) => json!({ "ok": value(ok) }),
             Err(error) => json!({ "error": error.to_string() }),
         };
-        if let Some(Value::Object(last)) = self.log().calls.last_mut() {
-            last.insert("outcome".to_owned(), outcome);
+        if let Some(Value::Object(call)) = self.log().calls.get_mut(index) {
+            call.insert("outcome".to_owned(), outcome);
         }
+    }
+
+    /// Sets what the host concluded from the call this thread's plugin
+    /// method made: `{"ok": value}`, or `{"error": text}` with the host's
+    /// error text. A method that failed before its call ran made none, and
+    /// nothing is set.
+    pub(crate) fn conclude<T>(&self, result: &Result<T, HostError>, value: impl FnOnce(&T) -> Value) {
+        if let Some(index) = CALL.with(Cell::take) {
+            self.set_outcome(index, result, value);
+        }
+    }
+
+    /// Whether a plugin was loaded into the trace (its header is set).
+    pub fn is_begun(&self) -> bool {
+        !self.log().header.is_empty()
     }
 
     /// The trace: `{"trace": 1, "contract", "config", "limits", "calls"}`,

@@ -95,7 +95,7 @@ fn numbered_call_ids(text: &str) -> String {
 fn check(kept: &Path, recorded: Value) -> Option<String> {
     let mut text = serde_json::to_string_pretty(&recorded).unwrap();
     text.push('\n');
-    if std::env::var_os("DSH_UPDATE_TRACES").is_some() {
+    if updating() {
         std::fs::write(kept, &text).unwrap();
         return None;
     }
@@ -106,6 +106,30 @@ fn check(kept: &Path, recorded: Value) -> Option<String> {
     }
 }
 
+/// Whether `DSH_UPDATE_TRACES=1` asks for the traces to be written afresh.
+fn updating() -> bool {
+    std::env::var("DSH_UPDATE_TRACES").is_ok_and(|value| value == "1")
+}
+
+/// The traces kept in `dir` that belong to none of `cases`: removed when
+/// updating, else returned as problems.
+fn orphans(dir: &Path, cases: &[PathBuf]) -> Vec<String> {
+    let wanted: Vec<PathBuf> = cases.iter().map(|case| trace_path(dir, case)).collect();
+    let mut problems = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let kept = entry.unwrap().path();
+        if !kept.to_string_lossy().ends_with(".trace.json") || wanted.contains(&kept) {
+            continue;
+        }
+        if updating() {
+            std::fs::remove_file(&kept).unwrap();
+        } else {
+            problems.push(format!("{} is the trace of no case", kept.display()));
+        }
+    }
+    problems
+}
+
 const STALE: &str = "run `DSH_UPDATE_TRACES=1 cargo test -p end-to-end --test end_to_end traces` and review the change";
 
 #[test]
@@ -113,14 +137,12 @@ fn every_scenario_has_its_trace_as_recorded_today() {
     let sandbox = Sandbox::new();
     let dir = repo_root().join("tests/traces/scenarios");
     let scenarios = scenarios_in(&repo_root().join("tests/scenarios"));
-    let problems: Vec<String> = scenarios
+    let mut problems: Vec<String> = scenarios
         .iter()
         .filter_map(|scenario| check(&trace_path(&dir, scenario), record(&sandbox, None, &[], scenario)))
         .collect();
+    problems.extend(orphans(&dir, &scenarios));
     assert!(problems.is_empty(), "{}\n{STALE}", problems.join("\n"));
-    // No trace of a scenario that is gone.
-    let kept = std::fs::read_dir(&dir).unwrap().count();
-    assert_eq!(kept, scenarios.len(), "{} holds traces of no scenario", dir.display());
 }
 
 #[test]
@@ -132,9 +154,69 @@ fn every_hostile_case_has_its_trace_as_recorded_today() {
     let cases: Vec<PathBuf> =
         scenarios_in(&dir).into_iter().filter(|path| !path.to_string_lossy().ends_with(".trace.json")).collect();
     assert!(cases.len() >= 20, "the hostile cases are in {}", dir.display());
-    let problems: Vec<String> = cases
+    let mut problems: Vec<String> = cases
         .iter()
         .filter_map(|case| check(&trace_path(&dir, case), record(&sandbox, Some(&plugin), &HOSTILE_LIMITS, case)))
         .collect();
+    problems.extend(orphans(&dir, &cases));
     assert!(problems.is_empty(), "{}\n{STALE}", problems.join("\n"));
+}
+
+/// What `--trace` writes, and where it refuses: a call that fails before
+/// the plugin runs leaves the trace as it was; only the first plugin a
+/// command loads is traced; nothing is written when no plugin loaded; a
+/// file that is not a trace is never overwritten; `mcp` refuses the option.
+#[test]
+fn a_trace_holds_the_calls_that_ran_and_overwrites_nothing_else() {
+    use skill_host::session::{SessionHeader, SessionLog, SharedSession};
+    use skill_host::{Decision, Plugin, SandboxLimits, SkillRegistry, StepInput, TraceRecorder, run_step};
+
+    let recorder = TraceRecorder::new();
+    let plugin =
+        Plugin::traced(skill_host::EMBEDDED_PLUGIN, "{}", SandboxLimits::default(), None, recorder.clone()).unwrap();
+    let registry = std::sync::Arc::new(SkillRegistry::new());
+    let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(None)));
+    // A proposed message with no source fails before the plugin is called.
+    let sourceless = Decision::Enter(vec![serde_json::json!({"role": "user", "content": []})]);
+    assert!(run_step(&plugin, &registry, &session, &StepInput::default(), sourceless).is_err());
+    let trace = recorder.to_json();
+    assert_eq!(trace["calls"].as_array().unwrap().len(), 1, "{trace}");
+    assert_eq!(trace["calls"][0]["outcome"], serde_json::json!({"ok": null}), "the configure's outcome stands");
+
+    let sandbox = Sandbox::new();
+    let workspace = sandbox.example_workspace();
+    // `catalog` with a budget loads two plugins: the first is traced.
+    let config = sandbox.path().join("config.json");
+    std::fs::write(&config, r#"{"catalogBudget":2000}"#).unwrap();
+    let trace = sandbox.path().join("catalog.trace.json");
+    let output =
+        sandbox.run(&["--config", path(&config), "--trace", path(&trace), "catalog", "--cwd", path(&workspace)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert_eq!(recorded["config"], r#"{"catalogBudget":2000}"#);
+    let calls: Vec<&str> =
+        recorded["calls"].as_array().unwrap().iter().map(|call| call["call"].as_str().unwrap()).collect();
+    assert_eq!(calls, ["configure", "pre-step"]);
+    // A component that does not load: no trace.
+    let bad = sandbox.path().join("bad.wasm");
+    std::fs::write(&bad, "not wasm").unwrap();
+    let none = sandbox.path().join("none.trace.json");
+    let output = sandbox.run(&["--plugin", path(&bad), "--trace", path(&none), "load", "x"]);
+    assert_eq!(output.status.code(), Some(3));
+    assert!(!none.exists());
+    // A session log named by mistake is left as it is.
+    let log = sandbox.path().join("session.jsonl");
+    std::fs::write(&log, "{\"type\":\"session\"}\n").unwrap();
+    let output = sandbox.run(&["--trace", path(&log), "load", "x"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output).trim_end(),
+        format!("error: --trace {} holds something other than a trace; it is not overwritten", log.display())
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "{\"type\":\"session\"}\n");
+    let output = sandbox.run(&["--trace", path(&none), "mcp"]);
+    assert_eq!(
+        (output.status.code(), stderr(&output).trim_end()),
+        (Some(2), "error: --trace is not available with mcp")
+    );
 }

@@ -22,8 +22,9 @@ pub struct GlobalOptions {
     /// A plugin component to run instead of the one built into this binary.
     #[arg(long, global = true, value_name = "FILE")]
     pub plugin: Option<PathBuf>,
-    /// Write the trace of every plugin call the command makes to this file
+    /// Write the trace of the plugin calls the command makes to this file
     /// (docs/spec.md §7.2), also when it fails: what another host replays.
+    /// The first plugin the command loads is traced; not with `mcp`.
     #[arg(long, global = true, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// The recorder `--trace` writes out, once a plugin is loaded.
@@ -189,7 +190,7 @@ impl GlobalOptions {
     pub fn load_plugin_with(&self, config: &str) -> Result<Plugin> {
         let component = self.component()?;
         let cache = skill_host::component_cache::default_dir();
-        if let Some(recorder) = self.recorder() {
+        if let Some(recorder) = self.take_recorder() {
             return Ok(Plugin::traced(&component, config, self.limits(), cache.as_deref(), recorder)?);
         }
         Ok(match cache {
@@ -198,15 +199,34 @@ impl GlobalOptions {
         })
     }
 
-    /// With `--trace`, the recorder of this run's plugin calls (one for all
-    /// the plugins a command loads).
-    pub fn recorder(&self) -> Option<skill_host::TraceRecorder> {
-        self.trace.as_ref().map(|_| self.recorder.get_or_init(skill_host::TraceRecorder::new).clone())
+    /// With `--trace`, the recorder for the first plugin the command loads
+    /// (a trace is one plugin's calls); `None` for any later one.
+    pub fn take_recorder(&self) -> Option<skill_host::TraceRecorder> {
+        self.trace.as_ref()?;
+        let recorder = skill_host::TraceRecorder::new();
+        self.recorder.set(recorder.clone()).ok().map(|()| recorder)
     }
 
-    /// Writes the trace `--trace` asked for, when a plugin was loaded.
+    /// Refuses a `--trace` path that holds something other than a trace
+    /// (a session log or a configuration given by mistake), before anything runs.
+    pub fn check_trace(&self) -> Result<()> {
+        let Some(path) = &self.trace else { return Ok(()) };
+        let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
+        let is_trace = text.trim().is_empty()
+            || serde_json::from_str::<Value>(&text).is_ok_and(|value| value.get("calls").is_some());
+        if is_trace {
+            return Ok(());
+        }
+        Err(UsageError(format!("--trace {} holds something other than a trace; it is not overwritten", path.display()))
+            .into())
+    }
+
+    /// Writes the trace `--trace` asked for, once a plugin was loaded into it.
     pub fn write_trace(&self) -> Result<()> {
         let (Some(path), Some(recorder)) = (&self.trace, self.recorder.get()) else { return Ok(()) };
+        if !recorder.is_begun() {
+            return Ok(());
+        }
         let mut text = serde_json::to_string_pretty(&recorder.to_json())?;
         text.push('\n');
         std::fs::write(path, text).with_context(|| format!("cannot write the trace {}", path.display()))

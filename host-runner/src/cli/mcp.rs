@@ -18,7 +18,7 @@ use skill_host::mcp::{McpServer, serve_stdio};
 use skill_host::providers::local::LocalProvider;
 use skill_host::{BackgroundListing, Plugin, RefreshPolicy, SkillProvider};
 
-use super::common::{GlobalOptions, cwd_or_current};
+use super::common::{GlobalOptions, UsageError, cwd_or_current};
 
 /// Serve the skills over the Model Context Protocol on stdin and stdout
 /// (or, with --http, over streamable HTTP).
@@ -60,6 +60,10 @@ fn http_address(text: &str) -> Result<SocketAddr, String> {
 
 impl McpArgs {
     pub fn run(self, global: &GlobalOptions) -> Result<u8> {
+        if global.trace.is_some() {
+            // Many clients' calls, two plugins, and no end but a signal.
+            return Err(UsageError("--trace is not available with mcp".to_owned()).into());
+        }
         let cwd = cwd_or_current(self.cwd.as_deref())?;
         // A long-running server lists the remote indexes in the background:
         // a failing one never makes a call wait, and they are re-read.

@@ -28,7 +28,7 @@ impl ReplayArgs {
         }
         let cache = skill_host::component_cache::default_dir();
         // `--trace` (global): the recorder `main` writes out.
-        let output = parsed.replay(&global.component()?, global.limits(), cache.as_deref(), global.recorder())?;
+        let output = parsed.replay(&global.component()?, global.limits(), cache.as_deref(), global.take_recorder())?;
         print_line(&pretty(&output), None)?;
         Ok(0)
     }

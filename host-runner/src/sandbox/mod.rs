@@ -375,7 +375,7 @@ impl Sandbox {
         let returned = body(&mut instance.store, &instance.plugin);
         if let Some(recorder) = &self.recorder {
             let trace = instance.store.data_mut().call.trace.take().unwrap_or_default();
-            recorder.push(instance.id, name, trace);
+            recorder.push_call(instance.id, name, trace);
         }
         match returned {
             Ok(result) => {
@@ -422,8 +422,8 @@ impl Sandbox {
                 Err(HostError::Config(message)) => serde_json::json!({ "Err": message }),
                 Err(_) => Value::Null,
             };
-            recorder.push(id, "configure", CallTrace { args, imports: Vec::new(), returned });
-            recorder.conclude(&result, |_| Value::Null);
+            let index = recorder.push(id, "configure", CallTrace { args, imports: Vec::new(), returned });
+            recorder.set_outcome(index, &result, |_| Value::Null);
         }
         result
     }

@@ -50,7 +50,9 @@ class StoredTraces(unittest.TestCase):
     def test_every_hostile_trace_replays_with_the_hostile_plugin(self) -> None:
         component = hostile()
         files = traces("hostile")
-        self.assertEqual(len(files), 22, f"the hostile cases in {TRACES / 'hostile'}")
+        cases = [case for case in (TRACES / "hostile").glob("*.json") if not case.name.endswith(".trace.json")]
+        self.assertEqual(len(files), len(cases), f"a trace per hostile case in {TRACES / 'hostile'}")
+        self.assertGreaterEqual(len(files), 20, f"the hostile cases in {TRACES / 'hostile'}")
         for path in files:
             with self.subTest(trace=path.name):
                 self.assertEqual(replay(trace.read(path), component), [])
