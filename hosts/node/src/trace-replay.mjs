@@ -231,6 +231,11 @@ class TraceHost extends CallContext {
       if (ownTrap !== null && ownTrap !== entry.trap) {
         list.mismatches.push(`import ${at} (${made.import}): this host traps with ${quote(ownTrap)}, the trace with ${quote(entry.trap)}`);
       }
+      // A trap this host decides without a registry or session (the step
+      // interface outside a pre-step, too many source filters) it must make too.
+      if (ownTrap === null && OWN_TRAPS.has(method)) {
+        list.mismatches.push(`import ${at} (${made.import}): this host answers, the trace traps with ${quote(entry.trap)}`);
+      }
       throw new Error(entry.trap);
     }
     if (ownTrap !== null) {
@@ -254,6 +259,13 @@ class TraceHost extends CallContext {
     throw new Error(`the trace replay stopped: ${line}`);
   }
 }
+
+/**
+ * The imports whose traps this host decides on its own (spec §8.4): the
+ * step interface outside a pre-step, more than 16 source filters. A
+ * session's own failures (a rewritten file) it cannot see in a replay.
+ */
+const OWN_TRAPS = new Set(['proposedMessages', 'decide', 'listUserMessages']);
 
 /** The sandbox as a `Plugin` uses it, noting each call's arguments and what the export returned. */
 class WatchedSandbox {

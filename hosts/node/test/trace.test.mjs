@@ -79,6 +79,18 @@ test('an answer the trace changed shows in the decision that follows', async () 
   assert.match(mismatches[0], /^call 1 \(pre-step on instance 0\): import \d+: the plugin called step\.decide .*\(changed\)/);
 });
 
+test('a trap this host decides itself and the trace claims is a mismatch when this host answers', async () => {
+  const trace = stored('user-invocation');
+  const entry = trace.calls.flatMap((call) => call.imports).find((found) => found.import === 'session.list-user-messages');
+  delete entry.answer;
+  entry.trap = 'the plugin passed 17 source filters to `session.list-user-messages`; at most 16 are allowed';
+  const mismatches = await replay(trace);
+  assert.ok(
+    mismatches.some((line) => /: this host answers, the trace traps with "the plugin passed 17 source filters/.test(line)),
+    mismatches.join('\n'),
+  );
+});
+
 test('an import the trace does not hold ends the replay, naming both', async () => {
   const trace = stored('user-invocation');
   trace.calls[1].imports.splice(0, 1);

@@ -110,6 +110,17 @@ class Mismatches(unittest.TestCase):
         self.assertTrue(found[1].startswith(f"call {index} (`invoke` on instance 0): outcome.ok.text differs at character "), found[1])
         self.assertIn("An altered body.", found[1])
 
+    def test_a_trap_this_host_decides_must_be_its_own(self) -> None:
+        # The trace claims the filter cap ended a call this host answers: a
+        # host without the check would pass if the trace's trap were taken.
+        altered = copy.deepcopy(self.lifecycle)
+        index, entry = imports_of(altered, "session.list-user-messages")
+        listed = altered["calls"][index]["imports"][entry]
+        del listed["answer"]
+        listed["trap"] = "the plugin passed 17 source filters to `session.list-user-messages`; at most 16 are allowed"
+        found = replay(altered)
+        self.assertTrue(any("this host answers, the trace traps with" in line for line in found), found)
+
     def test_an_import_missing_from_the_list_is_named(self) -> None:
         altered = copy.deepcopy(self.lifecycle)
         index, entry = imports_of(altered, "registry.snapshot")
@@ -189,7 +200,9 @@ class Failures(unittest.TestCase):
         altered["calls"][1]["imports"][0]["trap"] = "the host said no"
         found = replay(altered, self.component)
         self.assertEqual(len(found), 1, found)
-        self.assertIn('it failed with "plugin call `pre-step` trapped: the host said no", where the trace has', found[0])
+        # This host decides that trap itself: the import differs, with both texts.
+        self.assertIn('this host traps with "the plugin passed 17 source filters', found[0])
+        self.assertIn('the trace traps with "the host said no"', found[0])
 
     def test_only_a_deadline_repeats_the_last_import(self) -> None:
         found = self.replay_with_error("import-loop", "plugin call `pre-step` trapped: wasm `unreachable` instruction executed")

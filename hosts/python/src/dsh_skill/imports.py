@@ -28,6 +28,14 @@ MAX_PAGE = 256
 MAX_FILTERS = 16
 
 
+def check_filters(filters: list[Any]) -> None:
+    """Ends the call when the plugin passes more than :data:`MAX_FILTERS` source filters."""
+    if len(filters) > MAX_FILTERS:
+        raise HostImportError(
+            f"the plugin passed {len(filters)} source filters to `session.list-user-messages`; at most {MAX_FILTERS} are allowed"
+        )
+
+
 class HostImportError(Exception):
     """The host refusing an import call: the call traps with this text."""
 
@@ -197,10 +205,7 @@ class CallContext:
     def list_user_messages(self, filters: list[Record], before: int | None, limit: int) -> Record:
         """A page of refs matching any filter, newest first, seqs below ``before``;
         ``next`` only when a further match exists."""
-        if len(filters) > MAX_FILTERS:
-            raise HostImportError(
-                f"the plugin passed {len(filters)} source filters to `session.list-user-messages`; at most {MAX_FILTERS} are allowed"
-            )
+        check_filters(filters)
         session = self.session
         if session is None:
             return record(refs=[], next=None)

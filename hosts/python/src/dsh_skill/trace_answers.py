@@ -18,7 +18,7 @@ from typing import Any
 from wasmtime.component import Record, Variant
 
 from . import trace_values as values
-from .imports import CallContext, HostImportError, StepState
+from .imports import CallContext, HostImportError, StepState, check_filters
 from .jsonvalue import stringify
 from .trace_diff import clip, difference, same
 
@@ -42,9 +42,11 @@ class ImportList:
         self.repeat_last = repeat_last
         self.used = 0
 
-    def answer(self, name: str, args: dict[str, Any]) -> Any:
+    def answer(self, name: str, args: dict[str, Any], own: Callable[[], Any] | None = None) -> Any:
         """The listed answer to import ``name`` with ``args`` (trace form);
-        raises the listed trap as :class:`HostImportError`, or :class:`ImportMismatch`."""
+        raises the listed trap as :class:`HostImportError`, or :class:`ImportMismatch`.
+        ``own`` is this host's own check for a trap it decides without a
+        registry or session: its trap and the trace's must agree."""
         if self.used < len(self.entries):
             entry = self.entries[self.used]
             self.used += 1
@@ -64,8 +66,14 @@ class ImportList:
                 f"import {self.used}: the plugin called `{name}` {_shown(args)}, "
                 f"where the trace lists `{entry.get('import')}` {_shown(entry.get('args'))}"
             )
+        own_trap = _trap_of(own) if own is not None else None
         if "trap" in entry:
+            if own is not None and own_trap != entry["trap"]:
+                mine = "answers" if own_trap is None else f"traps with {_shown(own_trap)}"
+                raise ImportMismatch(f"import {self.used} (`{name}`): this host {mine}, the trace traps with {_shown(entry['trap'])}")
             raise HostImportError(entry["trap"])
+        if own_trap is not None:
+            raise ImportMismatch(f"import {self.used} (`{name}`): this host traps with {_shown(own_trap)}, the trace answers")
         if "answer" not in entry:
             raise ImportMismatch(f"import {self.used}: the trace lists `{name}` with neither an answer nor a trap")
         return entry["answer"]
@@ -87,8 +95,10 @@ class TracedContext(CallContext):
         super().__init__(step=step)
         self.imports = imports
 
-    def _answer(self, name: str, args: dict[str, Any], convert: Callable[[Any], Any]) -> Any:
-        answer = self.imports.answer(name, args)
+    def _answer(
+        self, name: str, args: dict[str, Any], convert: Callable[[Any], Any], own: Callable[[], Any] | None = None
+    ) -> Any:
+        answer = self.imports.answer(name, args, own)
         try:
             return convert(answer)
         except values.TraceFormatError as error:
@@ -109,7 +119,7 @@ class TracedContext(CallContext):
 
     def list_user_messages(self, filters: list[Record], before: int | None, limit: int) -> Record:
         args = {"filters": values.filters_to_trace(filters), "before": before, "limit": limit}
-        return self._answer("session.list-user-messages", args, values.page_answer)
+        return self._answer("session.list-user-messages", args, values.page_answer, lambda: check_filters(filters))
 
     def get_user_message(self, seq: int) -> Record | None:
         return self._answer("session.get-user-message", {"seq": seq}, values.user_message_answer)
@@ -117,7 +127,7 @@ class TracedContext(CallContext):
     # dsh:skill/step -------------------------------------------------------
 
     def proposed_messages(self) -> list[Record]:
-        return self._answer("step.proposed-messages", {}, values.proposed_answer)
+        return self._answer("step.proposed-messages", {}, values.proposed_answer, lambda: self._step("proposed-messages"))
 
     def decide_with(self, messages: list[Any], convert: Callable[[Any], Any]) -> None:
         """The decision as the host reads it (a typed record written as its
@@ -126,5 +136,14 @@ class TracedContext(CallContext):
         args: dict[str, Any] = {}
         if self.step is not None:
             args = {"messages": [values.decided_to_trace(convert(entry)) for entry in messages]}
-        self._answer("step.decide", args, lambda answer: answer)
+        self._answer("step.decide", args, lambda answer: answer, lambda: self._step("decide"))
         super().decide_with(messages, convert)
+
+
+def _trap_of(check: Callable[[], Any]) -> str | None:
+    """The text of the trap ``check`` ends the call with, or None."""
+    try:
+        check()
+    except HostImportError as error:
+        return str(error)
+    return None
