@@ -8,8 +8,6 @@
 //! its heading's line up to the next heading of the same or a higher level
 //! (fewer `#`), or the body's end.
 
-use crate::escape;
-
 /// The most headings an outline or an error lists; the rest are counted.
 pub const MAX_LISTED_HEADINGS: usize = 32;
 
@@ -37,6 +35,9 @@ impl Heading<'_> {
 /// Every heading of `body`, in order, with its section's end.
 pub fn headings(body: &str) -> Vec<Heading<'_>> {
     let mut found: Vec<Heading<'_>> = Vec::new();
+    // The headings whose sections are still open, lowest level last: a new
+    // heading closes those of its level or deeper, so each closes once.
+    let mut open: Vec<usize> = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
     let mut start = 0;
     for line in body.split_inclusive('\n') {
@@ -56,20 +57,21 @@ pub fn headings(body: &str) -> Vec<Heading<'_>> {
             } else if fence.is_none()
                 && let Some((level, heading)) = atx(trimmed)
             {
-                for open in found.iter_mut().rev().filter(|open| open.end == usize::MAX) {
-                    if open.level >= level {
-                        open.end = start;
+                while let Some(&last) = open.last() {
+                    if found[last].level < level {
+                        break;
                     }
+                    found[last].end = start;
+                    open.pop();
                 }
+                open.push(found.len());
                 found.push(Heading { level, text: heading, start, end: usize::MAX });
             }
         }
         start += line.len();
     }
-    for open in &mut found {
-        if open.end == usize::MAX {
-            open.end = body.len();
-        }
+    for index in open {
+        found[index].end = body.len();
     }
     found
 }
@@ -104,13 +106,17 @@ fn atx(line: &str) -> Option<(usize, &str)> {
 }
 
 /// The heading `wanted` names: the first whose text equals it, else the
-/// first equal to it ignoring case. A leading run of `#` and spaces in
-/// `wanted` is ignored, so the heading's own line finds it too.
+/// first equal to it less a leading run of `#` and spaces (so the
+/// heading's own line finds it), then the same two ignoring case.
 pub fn find<'a, 'b>(headings: &'b [Heading<'a>], wanted: &str) -> Option<&'b Heading<'a>> {
-    let wanted = wanted.trim_start_matches('#').trim();
-    headings.iter().find(|heading| heading.text == wanted).or_else(|| {
-        let lower = wanted.to_lowercase();
-        headings.iter().find(|heading| heading.text.to_lowercase() == lower)
+    let bare = wanted.trim_start_matches(['#', ' ']);
+    let exact = |text: &str| headings.iter().find(|heading| heading.text == text);
+    exact(wanted).or_else(|| exact(bare)).or_else(|| {
+        let lowered = |text: &str| {
+            let lower = text.to_lowercase();
+            headings.iter().find(|heading| heading.text.to_lowercase() == lower)
+        };
+        lowered(wanted).or_else(|| lowered(bare))
     })
 }
 
@@ -140,7 +146,8 @@ pub fn outline(body: &str, cut: usize) -> Option<String> {
     let mut lines = vec![OUTLINE_HEAD.to_owned()];
     for heading in left.iter().take(MAX_LISTED_HEADINGS) {
         let size = heading.section(body).chars().count();
-        lines.push(format!("- {} {} ({size} characters)", "#".repeat(heading.level), escape::text(heading.text)));
+        // As written: the body is never escaped, and `section` takes the text as it is.
+        lines.push(format!("- {} {} ({size} characters)", "#".repeat(heading.level), heading.text));
     }
     if left.len() > MAX_LISTED_HEADINGS {
         lines.push(format!("- and {} more", left.len() - MAX_LISTED_HEADINGS));

@@ -151,8 +151,10 @@ pub fn invoke_with(config: &Config, registry: &impl Registry, arguments: &str) -
 /// The result of a loaded definition, its body cut to `skillBodyMaxLength`
 /// characters (with `skillReads`, the outline of what was left out follows).
 pub fn result_of(definition: SkillDefinition, config: &Config) -> SkillResult {
+    // The outline points to the tool: only for a skill the model may load.
+    let outline = config.skill_reads && definition.invocation.model_invocable;
     let content = match config.skill_body_max_length {
-        Some(max) => cap_body(&definition, max, config.skill_reads).unwrap_or(definition.content),
+        Some(max) => cap_body(&definition, max, outline).unwrap_or(definition.content),
         None => definition.content,
     };
     SkillResult {

@@ -24,6 +24,22 @@ fn a_section_is_found_exactly_then_ignoring_case_and_by_its_own_line() {
     assert_eq!(find(&found, "## Setup").unwrap().section(body), "## Setup\na");
     assert_eq!(find(&found, "ÜNÏCODE").unwrap().section(body), "## Ünïcode\nc");
     assert!(find(&found, "Missing").is_none());
+    // A heading that starts with `#` is found by its text as it is.
+    let hashed = "## #1 rule\nx\n## 1 rule\ny\n";
+    let found = headings(hashed);
+    assert_eq!(find(&found, "#1 rule").unwrap().section(hashed), "## #1 rule\nx");
+    assert_eq!(find(&found, "# # 1 rule").unwrap().section(hashed), "## 1 rule\ny");
+}
+
+#[test]
+fn many_headings_are_read_in_one_pass() {
+    // 60,000 headings of alternating levels: each section is closed once.
+    let body: String = (0..60_000).map(|index| format!("{} h{index}\n", "#".repeat(1 + index % 3))).collect();
+    let started = std::time::Instant::now();
+    let found = headings(&body);
+    assert_eq!(found.len(), 60_000);
+    assert_eq!(found[0].section(&body), "# h0\n## h1\n### h2");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
 }
 
 #[test]
@@ -44,7 +60,7 @@ fn the_outline_lists_the_sections_after_the_cut_with_their_sizes() {
     let many: String = (0..40).map(|index| format!("## S{index} <&>\nx\n")).collect();
     let text = outline(&many, 0).unwrap();
     assert_eq!(text.lines().count(), 1 + MAX_LISTED_HEADINGS + 1);
-    assert!(text.contains("- ## S0 &lt;&amp;&gt; (11 characters)"), "{text}");
+    assert!(text.contains("- ## S0 <&> (11 characters)"), "{text}");
     assert!(text.ends_with("- and 8 more"), "{text}");
 }
 
