@@ -22,6 +22,9 @@ pub struct Heading<'a> {
     pub start: usize,
     /// Where its section ends, in bytes.
     pub end: usize,
+    /// The heading whose section holds this one (the nearest before it of
+    /// a higher level), by its index.
+    pub parent: Option<usize>,
 }
 
 impl Heading<'_> {
@@ -64,8 +67,9 @@ pub fn headings(body: &str) -> Vec<Heading<'_>> {
                     found[last].end = start;
                     open.pop();
                 }
+                let parent = open.last().copied();
                 open.push(found.len());
-                found.push(Heading { level, text: heading, start, end: usize::MAX });
+                found.push(Heading { level, text: heading, start, end: usize::MAX, parent });
             }
         }
         start += line.len();
@@ -105,28 +109,64 @@ fn atx(line: &str) -> Option<(usize, &str)> {
     Some((level, text))
 }
 
-/// The heading `wanted` names: the first whose text equals it, else the
-/// first equal to it less a leading run of `#` and spaces (so the
+/// Between the headings of a path: `Deploy > Example`.
+pub const PATH_SEPARATOR: &str = " > ";
+
+/// The heading at `index` with the headings that hold it, outermost first,
+/// joined by [`PATH_SEPARATOR`].
+pub fn path(headings: &[Heading<'_>], index: usize) -> String {
+    let mut texts = vec![headings[index].text];
+    let mut at = headings[index].parent;
+    while let Some(parent) = at {
+        texts.push(headings[parent].text);
+        at = headings[parent].parent;
+    }
+    texts.reverse();
+    texts.join(PATH_SEPARATOR)
+}
+
+/// How each heading is named to the model: its text, or its path when
+/// another heading has the same text (so each can be asked for).
+pub fn names(headings: &[Heading<'_>]) -> Vec<String> {
+    let mut count: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for heading in headings {
+        *count.entry(heading.text).or_default() += 1;
+    }
+    (0..headings.len())
+        .map(|index| match count[headings[index].text] {
+            1 => headings[index].text.to_owned(),
+            _ => path(headings, index),
+        })
+        .collect()
+}
+
+/// The heading `wanted` names: the first whose text or path equals it,
+/// else the first equal to it less a leading run of `#` and spaces (so the
 /// heading's own line finds it), then the same two ignoring case.
 pub fn find<'a, 'b>(headings: &'b [Heading<'a>], wanted: &str) -> Option<&'b Heading<'a>> {
     let bare = wanted.trim_start_matches(['#', ' ']);
-    let exact = |text: &str| headings.iter().find(|heading| heading.text == text);
+    let paths: Vec<String> = (0..headings.len()).map(|index| path(headings, index)).collect();
+    let matching = |same: &dyn Fn(&str) -> bool| {
+        let by_text = headings.iter().position(|heading| same(heading.text));
+        by_text.or_else(|| paths.iter().position(|path| same(path))).map(|index| &headings[index])
+    };
+    let exact = |text: &str| matching(&|candidate: &str| candidate == text);
     exact(wanted).or_else(|| exact(bare)).or_else(|| {
         let lowered = |text: &str| {
             let lower = text.to_lowercase();
-            headings.iter().find(|heading| heading.text.to_lowercase() == lower)
+            matching(&|candidate: &str| candidate.to_lowercase() == lower)
         };
         lowered(wanted).or_else(|| lowered(bare))
     })
 }
 
-/// The headings of a body, for an error: `"A", "B"` (JSON-quoted, at most
-/// [`MAX_LISTED_HEADINGS`], then `and {k} more`).
+/// The headings of a body, for an error: `"A", "B"` as [`names`] names
+/// them (JSON-quoted, at most [`MAX_LISTED_HEADINGS`], then `and {k} more`).
 pub fn listed(headings: &[Heading<'_>]) -> String {
-    let mut names: Vec<String> = headings
+    let mut names: Vec<String> = names(headings)
         .iter()
         .take(MAX_LISTED_HEADINGS)
-        .map(|heading| serde_json::to_string(heading.text).expect("a string serialises"))
+        .map(|name| serde_json::to_string(name).expect("a string serialises"))
         .collect();
     if headings.len() > MAX_LISTED_HEADINGS {
         names.push(format!("and {} more", headings.len() - MAX_LISTED_HEADINGS));
@@ -139,15 +179,17 @@ pub fn listed(headings: &[Heading<'_>]) -> String {
 /// load one; `None` when none starts there.
 pub fn outline(body: &str, cut: usize) -> Option<String> {
     let headings = headings(body);
-    let left: Vec<&Heading<'_>> = headings.iter().filter(|heading| heading.start >= cut).collect();
+    let names = names(&headings);
+    let left: Vec<usize> = (0..headings.len()).filter(|&index| headings[index].start >= cut).collect();
     if left.is_empty() {
         return None;
     }
     let mut lines = vec![OUTLINE_HEAD.to_owned()];
-    for heading in left.iter().take(MAX_LISTED_HEADINGS) {
+    for &index in left.iter().take(MAX_LISTED_HEADINGS) {
+        let heading = &headings[index];
         let size = heading.section(body).chars().count();
-        // As written: the body is never escaped, and `section` takes the text as it is.
-        lines.push(format!("- {} {} ({size} characters)", "#".repeat(heading.level), heading.text));
+        // As written: the body is never escaped, and `section` takes the name as it is.
+        lines.push(format!("- {} {} ({size} characters)", "#".repeat(heading.level), names[index]));
     }
     if left.len() > MAX_LISTED_HEADINGS {
         lines.push(format!("- and {} more", left.len() - MAX_LISTED_HEADINGS));

@@ -71,3 +71,32 @@ fn listed_headings_are_quoted_and_capped() {
     assert!(text.starts_with(r#""H\"0", "H\"1""#), "{text}");
     assert!(text.ends_with(", and 2 more"), "{text}");
 }
+
+#[test]
+fn a_heading_another_shares_is_named_and_found_by_its_path() {
+    let body = "# Guide\n## Build\n### Example\nb\n## Deploy\n### Example\nd\n## Deploy\n#### Example\ne\n";
+    let found = headings(body);
+    assert_eq!(
+        names(&found),
+        [
+            "Guide",
+            "Build",
+            "Guide > Build > Example",
+            "Guide > Deploy",
+            "Guide > Deploy > Example",
+            "Guide > Deploy",
+            "Guide > Deploy > Example"
+        ]
+    );
+    assert_eq!(find(&found, "Example").unwrap().section(body), "### Example\nb");
+    assert_eq!(find(&found, "Guide > Deploy > Example").unwrap().section(body), "### Example\nd");
+    assert_eq!(find(&found, "guide > deploy > example").unwrap().section(body), "### Example\nd");
+    assert!(listed(&found).contains(r#""Guide > Build > Example", "Guide > Deploy""#), "{}", listed(&found));
+    let cut = body.find("## Deploy").unwrap();
+    assert_eq!(
+        outline(body, cut).unwrap(),
+        format!(
+            "{OUTLINE_HEAD}\n- ## Guide > Deploy (23 characters)\n- ### Guide > Deploy > Example (13 characters)\n- ## Guide > Deploy (24 characters)\n- #### Guide > Deploy > Example (14 characters)"
+        )
+    );
+}
