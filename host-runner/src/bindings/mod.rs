@@ -8,6 +8,47 @@
 //! the current types. Adding a version is a new module, a [`ContractVersion`]
 //! and one arm in each of [`Guest`]'s methods.
 
+/// The conversions of the plugin records no version since 0.1.0 changed
+/// (the step context, its error, the tool definition), written once for a
+/// version module that has `api` (its plugin interface) and `current` in scope.
+macro_rules! unchanged_plugin_records {
+    () => {
+        /// The step context, as this version spells it.
+        pub(super) fn step_context(context: current::plugin::StepContext) -> api::StepContext {
+            api::StepContext {
+                session: context.session,
+                registry_revision: context.registry_revision,
+                history_version: context.history_version,
+                tool_view: match context.tool_view {
+                    current::plugin::ToolView::Visible => api::ToolView::Visible,
+                    current::plugin::ToolView::Hidden => api::ToolView::Hidden,
+                    current::plugin::ToolView::Shadowed => api::ToolView::Shadowed,
+                },
+                aborted: context.aborted,
+                proposal: match context.proposal {
+                    current::plugin::Proposal::Enter(count) => api::Proposal::Enter(count),
+                    current::plugin::Proposal::Reject => api::Proposal::Reject,
+                },
+            }
+        }
+
+        pub(super) fn step_error(error: api::StepError) -> current::plugin::StepError {
+            match error {
+                api::StepError::Aborted => current::plugin::StepError::Aborted,
+            }
+        }
+
+        pub(super) fn tool_definition(definition: api::ToolDefinition) -> current::plugin::ToolDefinition {
+            current::plugin::ToolDefinition {
+                name: definition.name,
+                description: definition.description,
+                parameters: definition.parameters,
+            }
+        }
+    };
+}
+use unchanged_plugin_records;
+
 mod v0_1_0;
 mod v0_2_0;
 

@@ -178,38 +178,8 @@ pub(super) fn resource_base_in(base: types::ResourceBase) -> now::ResourceBase {
     }
 }
 
-/// The step context, as 0.2.0 spells it.
-pub(super) fn step_context(context: current::plugin::StepContext) -> api::StepContext {
-    api::StepContext {
-        session: context.session,
-        registry_revision: context.registry_revision,
-        history_version: context.history_version,
-        tool_view: match context.tool_view {
-            current::plugin::ToolView::Visible => api::ToolView::Visible,
-            current::plugin::ToolView::Hidden => api::ToolView::Hidden,
-            current::plugin::ToolView::Shadowed => api::ToolView::Shadowed,
-        },
-        aborted: context.aborted,
-        proposal: match context.proposal {
-            current::plugin::Proposal::Enter(count) => api::Proposal::Enter(count),
-            current::plugin::Proposal::Reject => api::Proposal::Reject,
-        },
-    }
-}
-
-pub(super) fn step_error(error: api::StepError) -> current::plugin::StepError {
-    match error {
-        api::StepError::Aborted => current::plugin::StepError::Aborted,
-    }
-}
-
-pub(super) fn tool_definition(definition: api::ToolDefinition) -> current::plugin::ToolDefinition {
-    current::plugin::ToolDefinition {
-        name: definition.name,
-        description: definition.description,
-        parameters: definition.parameters,
-    }
-}
+// `step_context`, `step_error` and `tool_definition`, which 0.3.0 did not change.
+super::unchanged_plugin_records!();
 
 pub(super) fn tool_success(success: api::ToolSuccess) -> current::plugin::ToolSuccess {
     current::plugin::ToolSuccess {
