@@ -2,7 +2,7 @@
 //! `section` argument and what its definition says of it. The sections
 //! themselves are [`crate::sections`]'.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::sections;
@@ -19,11 +19,9 @@ pub const READS_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name"
 /// The tool's parameters with `skillReads` and `skillSearch`.
 pub const READS_SEARCH_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."},"query":{"type":"string","description":"Words describing the task, to find skills by; give this or name, not both."},"section":{"type":"string","description":"A heading of the skill's instructions, exact or in any case: only that section is loaded."}}}"#;
 
-/// The `section` argument, when given (checked after `name` and `query`).
-pub fn section_argument(arguments: &str) -> Result<Option<String>, ToolError> {
-    let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(arguments) else {
-        return Err(ToolError::InvalidArguments("\"arguments\" must be an object".to_owned()));
-    };
+/// The `section` argument among the call's fields, when given (checked
+/// after `name` and `query`).
+pub fn section_argument(fields: &mut Map<String, Value>) -> Result<Option<String>, ToolError> {
     match fields.remove("section") {
         None => Ok(None),
         Some(Value::String(section)) => Ok(Some(section)),

@@ -1,7 +1,7 @@
 //! The `skill` tool: its definition (docs/spec.md §3.2), execution order (§3.3) and
 //! result rendering (§3.4).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::escape;
@@ -123,18 +123,20 @@ impl From<RegistryError> for ToolError {
 pub fn invoke_with(config: &Config, registry: &impl Registry, arguments: &str) -> Result<ToolReturn, ToolError> {
     // A `userOnly` skill is refused and not found, as one the model may not invoke.
     let registry = &UserOnly::new(registry, &config.user_only);
+    // Read once; `name` (or `query`) is checked before `section`.
+    let mut fields = argument_fields(arguments)?;
     let name = if config.skill_search {
-        match call_argument(arguments)? {
+        match call_argument(&mut fields)? {
             Call::Load(name) => name,
-            Call::Search(_) if config.skill_reads && reads::section_argument(arguments)?.is_some() => {
+            Call::Search(_) if config.skill_reads && reads::section_argument(&mut fields)?.is_some() => {
                 return Err(ToolError::InvalidArguments("\"section\" goes with \"name\", not \"query\"".to_owned()));
             }
             Call::Search(query) => return search::search(config, registry, &query).map(ToolReturn::Matches),
         }
     } else {
-        skill_name_argument(arguments)?
+        skill_name_argument(&mut fields)?
     };
-    let section = if config.skill_reads { reads::section_argument(arguments)? } else { None };
+    let section = if config.skill_reads { reads::section_argument(&mut fields)? } else { None };
     let definition = load_named(registry, name)?;
     let loaded = config.loaded_skills.then(|| LoadedSkill {
         name: definition.name.clone(),
@@ -206,7 +208,7 @@ pub fn invoke(registry: &impl Registry, arguments: &str) -> Result<SkillResult, 
 
 /// The definition the tool returns for `arguments`, in the order of docs/spec.md §3.3.
 fn load(registry: &impl Registry, arguments: &str) -> Result<SkillDefinition, ToolError> {
-    load_named(registry, skill_name_argument(arguments)?)
+    load_named(registry, skill_name_argument(&mut argument_fields(arguments)?)?)
 }
 
 /// The definition the tool returns for the `name` argument (§3.3 from step 2).
@@ -233,14 +235,19 @@ fn load_named(registry: &impl Registry, name: String) -> Result<SkillDefinition,
 }
 
 /// The `name` argument, validated as the reference's schema validator does.
-fn skill_name_argument(arguments: &str) -> Result<String, ToolError> {
-    let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(arguments) else {
-        return Err(ToolError::InvalidArguments("\"arguments\" must be an object".to_owned()));
-    };
+fn skill_name_argument(fields: &mut Map<String, Value>) -> Result<String, ToolError> {
     match fields.remove("name") {
         Some(Value::String(name)) => Ok(name),
         None => Err(ToolError::InvalidArguments("missing required property \"name\"".to_owned())),
         Some(_) => Err(ToolError::InvalidArguments("\"name\" must be a string".to_owned())),
+    }
+}
+
+/// The arguments' fields: they must be a JSON object.
+fn argument_fields(arguments: &str) -> Result<Map<String, Value>, ToolError> {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(fields)) => Ok(fields),
+        _ => Err(ToolError::InvalidArguments("\"arguments\" must be an object".to_owned())),
     }
 }
 
@@ -251,11 +258,8 @@ enum Call {
 }
 
 /// The `name` or `query` argument: exactly one of them, a string.
-fn call_argument(arguments: &str) -> Result<Call, ToolError> {
+fn call_argument(fields: &mut Map<String, Value>) -> Result<Call, ToolError> {
     let invalid = |violation: &str| Err(ToolError::InvalidArguments(violation.to_owned()));
-    let Ok(Value::Object(mut fields)) = serde_json::from_str::<Value>(arguments) else {
-        return invalid("\"arguments\" must be an object");
-    };
     match (fields.remove("name"), fields.remove("query")) {
         (Some(_), Some(_)) => invalid("give \"name\" or \"query\", not both"),
         (None, None) => invalid("missing property \"name\" or \"query\""),
