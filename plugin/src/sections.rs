@@ -145,10 +145,17 @@ pub fn names(headings: &[Heading<'_>]) -> Vec<String> {
 /// heading's own line finds it), then the same two ignoring case.
 pub fn find<'a, 'b>(headings: &'b [Heading<'a>], wanted: &str) -> Option<&'b Heading<'a>> {
     let bare = wanted.trim_start_matches(['#', ' ']);
-    let paths: Vec<String> = (0..headings.len()).map(|index| path(headings, index)).collect();
+    // Paths are built only when no heading's text matched.
+    let paths = std::cell::OnceCell::new();
     let matching = |same: &dyn Fn(&str) -> bool| {
         let by_text = headings.iter().position(|heading| same(heading.text));
-        by_text.or_else(|| paths.iter().position(|path| same(path))).map(|index| &headings[index])
+        by_text
+            .or_else(|| {
+                let paths =
+                    paths.get_or_init(|| (0..headings.len()).map(|index| path(headings, index)).collect::<Vec<_>>());
+                paths.iter().position(|path| same(path))
+            })
+            .map(|index| &headings[index])
     };
     let exact = |text: &str| matching(&|candidate: &str| candidate == text);
     exact(wanted).or_else(|| exact(bare)).or_else(|| {
