@@ -388,10 +388,12 @@ impl Plugin {
     ) -> Result<ToolOutcome, HostError> {
         let call = CallContext::registry_for(registry, cwd);
         let run = |store: &mut Store<StoreState>, plugin: &Guest| {
-            traced(store, |_| json!({ "arguments": arguments }), |store| plugin.call_invoke(store, arguments))
+            let returned =
+                traced(store, |_| json!({ "arguments": arguments }), |store| plugin.call_invoke(store, arguments))?;
+            Ok((returned, std::mem::take(&mut store.data_mut().call.files_read)))
         };
-        let returned = self.sandbox.call("invoke", call, run)?;
-        validate_tool_result(&returned, arguments, self.output_check("invoke"))?;
+        let (returned, files_read) = self.sandbox.call("invoke", call, run)?;
+        validate_tool_result(&returned, arguments, &files_read, self.output_check("invoke"))?;
         Ok(match returned {
             Ok(success) => {
                 let value = match success.value {
@@ -403,6 +405,9 @@ impl Plugin {
                         }
                         value["content"] = Value::String(result.content);
                         value
+                    }
+                    api::ToolValue::File(file) => {
+                        json!({"name": file.name, "provider": file.provider, "path": file.path, "content": file.content})
                     }
                     api::ToolValue::Matches(matches) => {
                         let matches: Vec<Value> = matches
@@ -430,6 +435,7 @@ impl Plugin {
 fn validate_tool_result(
     returned: &Result<api::ToolSuccess, String>,
     arguments: &str,
+    files_read: &[(String, String)],
     mut check: OutputCheck,
 ) -> Result<(), HostError> {
     let invalid = |reason: String| HostError::InvalidOutput { call: "invoke", reason };
@@ -444,39 +450,64 @@ fn validate_tool_result(
         Ok(success) => success,
     };
     check.text(|| "the text".to_owned(), &success.text)?;
-    let value = match &success.value {
-        api::ToolValue::Skill(value) => value,
+    let (name, provider) = match &success.value {
+        api::ToolValue::Skill(value) => {
+            check.text(|| "the value's name".to_owned(), &value.name)?;
+            check.text(|| "the value's provider".to_owned(), &value.provider)?;
+            check.text(|| "the value's content".to_owned(), &value.content)?;
+            if let Some(
+                wit::ResourceBase::Directory(base) | wit::ResourceBase::Url(base) | wit::ResourceBase::Opaque(base),
+            ) = &value.resource_base
+            {
+                check.text(|| "the value's resource base".to_owned(), base)?;
+            }
+            (&value.name, &value.provider)
+        }
+        api::ToolValue::File(file) => {
+            check.text(|| "the value's name".to_owned(), &file.name)?;
+            check.text(|| "the value's provider".to_owned(), &file.provider)?;
+            check.text(|| "the value's path".to_owned(), &file.path)?;
+            check.text(|| "the value's content".to_owned(), &file.content)?;
+            (&file.name, &file.provider)
+        }
         api::ToolValue::Matches(matches) => return validate_matches(matches, success, arguments, check),
     };
-    check.text(|| "the value's name".to_owned(), &value.name)?;
-    check.text(|| "the value's provider".to_owned(), &value.provider)?;
-    check.text(|| "the value's content".to_owned(), &value.content)?;
-    if let Some(wit::ResourceBase::Directory(base) | wit::ResourceBase::Url(base) | wit::ResourceBase::Opaque(base)) =
-        &value.resource_base
+    validate_named(name, provider, success, arguments)?;
+    // A file only when the registry read it for this call (docs/spec.md §8.5).
+    if let api::ToolValue::File(file) = &success.value
+        && !files_read.iter().any(|(skill, path)| *skill == file.name && *path == file.path)
     {
-        check.text(|| "the value's resource base".to_owned(), base)?;
-    }
-    if !is_skill_name(&value.name) {
         return Err(invalid(format!(
-            "the value names skill {}, which is not a valid skill name",
-            json_quoted(&value.name)
+            "the value is file {} of skill \"{}\", which the registry did not read for this call",
+            json_quoted(&file.path),
+            file.name
         )));
+    }
+    Ok(())
+}
+
+/// Checks a skill or a file value: it names a valid skill, the one the
+/// arguments asked for, and a provider; the load it records is the value's.
+fn validate_named(name: &str, provider: &str, success: &api::ToolSuccess, arguments: &str) -> Result<(), HostError> {
+    let invalid = |reason: String| HostError::InvalidOutput { call: "invoke", reason };
+    if !is_skill_name(name) {
+        return Err(invalid(format!("the value names skill {}, which is not a valid skill name", json_quoted(name))));
     }
     // The tool loads exactly the skill it was asked for (docs/spec.md §3.3).
     let requested = serde_json::from_str::<Value>(arguments).ok();
     let requested = requested.as_ref().and_then(|arguments| arguments.get("name")).and_then(Value::as_str);
-    if requested != Some(value.name.as_str()) {
+    if requested != Some(name) {
         return Err(invalid(format!(
             "the value is skill \"{}\", but the arguments asked for {}",
-            value.name,
+            name,
             requested.map_or_else(|| "no valid name".to_owned(), |name| format!("\"{name}\""))
         )));
     }
-    if value.provider.is_empty() {
-        return Err(invalid(format!("the value of skill \"{}\" names no provider", value.name)));
+    if provider.is_empty() {
+        return Err(invalid(format!("the value of skill \"{}\" names no provider", name)));
     }
     if let Some(loaded) = &success.loaded {
-        if loaded.name != value.name || loaded.provider != value.provider {
+        if loaded.name != name || loaded.provider != provider {
             return Err(invalid(format!(
                 "the load it records is skill \"{}\" of provider \"{}\", not the value's",
                 loaded.name, loaded.provider

@@ -26,6 +26,12 @@ pub const CATALOG_SOURCE_ERROR: &str = r#"tool-skill: catalogSource must be "plu
 /// The exact error for a bad `catalogBudget` (docs/spec.md §3.13).
 pub const BUDGET_ERROR: &str = "tool-skill: catalogBudget must be an integer greater than or equal to 1";
 
+/// The most files `skillResourceManifest` may list.
+pub const MAX_RESOURCE_MANIFEST: usize = 1000;
+
+/// The exact error for a bad `skillResourceManifest` (docs/spec.md §3.15).
+pub const MANIFEST_ERROR: &str = "tool-skill: skillResourceManifest must be an integer from 1 to 1000";
+
 /// The most names `catalogPinned` or patterns `catalogExclude` may hold.
 pub const MAX_LISTED_NAMES: usize = 1024;
 
@@ -54,7 +60,7 @@ pub const UPDATES_ERROR: &str = r#"tool-skill: catalogUpdates must be "full" or 
 pub const DELTA_FORM_ERROR: &str = r#"tool-skill: catalogUpdates "delta" needs catalogSource "plugin""#;
 
 /// The configuration keys, as the unknown-key error lists them.
-const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch, skillReads";
+const KNOWN_KEYS: &str = "catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch, skillReads, skillResourceManifest";
 
 /// How a catalog change reaches the model (`catalogUpdates`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -107,9 +113,12 @@ pub struct Config {
     pub catalog_updates: CatalogUpdates,
     /// Opt-in: the tool also takes a `query` and returns matching skills.
     pub skill_search: bool,
-    /// Opt-in: the tool also takes a `section`, and a cut body ends with
-    /// the outline of the sections it left out.
+    /// Opt-in: the tool also takes a `section` or a `path`, and a cut body
+    /// ends with the outline of the sections it left out.
     pub skill_reads: bool,
+    /// Opt-in: a whole load ends with the first this many of the skill's
+    /// files, with their sizes, and how many there are.
+    pub skill_resource_manifest: Option<u32>,
 }
 
 impl Default for Config {
@@ -136,6 +145,7 @@ impl Config {
         catalog_updates: CatalogUpdates::Full,
         skill_search: false,
         skill_reads: false,
+        skill_resource_manifest: None,
     };
 
     /// Whether `catalogExclude` leaves the skill `name` out of the catalog.
@@ -253,6 +263,14 @@ impl Config {
                     Value::Bool(enabled) => config.skill_reads = *enabled,
                     _ => return Err("tool-skill: skillReads must be a boolean".to_owned()),
                 },
+                "skillResourceManifest" => {
+                    if !value.is_null() {
+                        let limit = integer_at_least(value, 1)
+                            .filter(|&limit| limit <= MAX_RESOURCE_MANIFEST)
+                            .ok_or_else(|| MANIFEST_ERROR.to_owned())?;
+                        config.skill_resource_manifest = Some(limit as u32);
+                    }
+                }
                 other => {
                     return Err(format!(
                         "tool-skill: unknown configuration key \"{other}\" (known keys: {KNOWN_KEYS})"
@@ -342,7 +360,7 @@ mod tests {
     fn refuses_unknown_keys_by_name() {
         assert_eq!(
             max(r#"{"catalogDescriptionMaxLenght":10}"#),
-            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch, skillReads)".to_owned())
+            Err("tool-skill: unknown configuration key \"catalogDescriptionMaxLenght\" (known keys: catalogDescriptionMaxLength, userInvocation, loadedSkills, skillBodyMaxLength, catalogSource, catalogBudget, catalogSummaries, catalogWhenToUse, catalogPinned, catalogExclude, catalogNameOnly, userOnly, catalogUpdates, skillSearch, skillReads, skillResourceManifest)".to_owned())
         );
     }
 

@@ -94,6 +94,23 @@ impl Guest for Exports {
                     }),
                 }
             }
+            crate::tool::ToolReturn::File(file, loaded) => {
+                let text = crate::files::render(&file);
+                api::ToolSuccess {
+                    value: api::ToolValue::File(api::FileResult {
+                        name: file.name,
+                        provider: file.provider,
+                        path: file.path,
+                        content: file.content,
+                    }),
+                    text,
+                    loaded: loaded.map(|loaded| api::LoadedSkill {
+                        name: loaded.name,
+                        provider: loaded.provider,
+                        body_digest: loaded.body_digest,
+                    }),
+                }
+            }
             crate::tool::ToolReturn::Matches(matches) => {
                 let text = matches.render();
                 api::ToolSuccess {
@@ -158,6 +175,23 @@ impl core::Registry for HostRegistry {
             content: skill.content,
             body_digest: skill.body_digest,
         }))
+    }
+
+    fn list_files(&self, name: &str, limit: u32) -> Result<Option<core::SkillFiles>, core::RegistryError> {
+        Ok(registry::list_skill_files(name, limit).map_err(registry_error)?.map(|listed| core::SkillFiles {
+            files: listed.files.into_iter().map(|file| core::SkillFile { path: file.path, size: file.size }).collect(),
+            total: listed.total,
+        }))
+    }
+
+    fn read_file(&self, name: &str, path: &str) -> Result<core::FileAnswer, core::RegistryError> {
+        Ok(match registry::read_skill_file(name, path).map_err(registry_error)? {
+            registry::FileAnswer::Text(text) => core::FileAnswer::Text(text),
+            registry::FileAnswer::Binary(size) => core::FileAnswer::Binary(size),
+            registry::FileAnswer::TooLarge(size) => core::FileAnswer::TooLarge(size),
+            registry::FileAnswer::Missing => core::FileAnswer::Missing,
+            registry::FileAnswer::Unavailable => core::FileAnswer::Unavailable,
+        })
     }
 }
 

@@ -23,6 +23,7 @@ pub mod catalog_update;
 pub mod config;
 pub mod description;
 pub mod escape;
+pub mod files;
 pub mod gesture;
 pub mod loaded;
 pub mod memory;

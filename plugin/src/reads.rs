@@ -10,14 +10,13 @@ use crate::tool::{SkillResult, ToolError, cap_body};
 use crate::types::SkillDefinition;
 
 /// What the tool's description says of `section`, after its first sentences.
-pub const READS_SENTENCE: &str =
-    " To load one part of a long skill, call it with `name` and `section`, a heading of its instructions.";
+pub const READS_SENTENCE: &str = " To load one part of a long skill, call it with `name` and `section`, a heading of its instructions; to read one of its files, with `name` and `path`, the file's path inside the skill.";
 
 /// The tool's parameters with `skillReads`.
-pub const READS_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."},"section":{"type":"string","description":"A heading of the skill's instructions, exact or in any case: only that section is loaded."}},"required":["name"]}"#;
+pub const READS_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."},"section":{"type":"string","description":"A heading of the skill's instructions, exact or in any case: only that section is loaded."},"path":{"type":"string","description":"A file of the skill, by its path inside the skill (such as references/api.md): only that file is read."}},"required":["name"]}"#;
 
 /// The tool's parameters with `skillReads` and `skillSearch`.
-pub const READS_SEARCH_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."},"query":{"type":"string","description":"Words describing the task, to find skills by; give this or name, not both."},"section":{"type":"string","description":"A heading of the skill's instructions, exact or in any case: only that section is loaded."}}}"#;
+pub const READS_SEARCH_TOOL_PARAMETERS: &str = r#"{"type":"object","properties":{"name":{"type":"string","description":"The exact skill name from the available skills list."},"query":{"type":"string","description":"Words describing the task, to find skills by; give this or name, not both."},"section":{"type":"string","description":"A heading of the skill's instructions, exact or in any case: only that section is loaded."},"path":{"type":"string","description":"A file of the skill, by its path inside the skill (such as references/api.md): only that file is read."}}}"#;
 
 /// The `section` argument among the call's fields, when given (checked
 /// after `name` and `query`).

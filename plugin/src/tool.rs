@@ -5,8 +5,9 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 use crate::escape;
+use crate::files::{self, FileResult};
 use crate::search::{self, Matches};
-use crate::types::{LoadedSkill, Registry, RegistryError, ResourceBase, SkillDefinition};
+use crate::types::{LoadedSkill, Registry, RegistryError, ResourceBase, SkillDefinition, SkillSummary};
 use crate::user_only::UserOnly;
 use crate::{reads, sections};
 
@@ -39,6 +40,9 @@ pub fn definition(config: &Config) -> (String, &'static str) {
 pub enum ToolReturn {
     /// A loaded skill, and with `loadedSkills` which body it was.
     Skill(SkillResult, Option<LoadedSkill>),
+    /// A file of a skill (`skillReads`), and with `loadedSkills` which
+    /// body its skill had.
+    File(FileResult, Option<LoadedSkill>),
     /// The skills a `query` found (`skillSearch`).
     Matches(Matches),
 }
@@ -74,6 +78,9 @@ pub enum ToolError {
     /// No heading of the skill is the `section` asked for (`skillReads`);
     /// `headings` lists those it has, if any.
     NoSection { name: String, section: String, headings: Option<String> },
+    /// A file the `path` argument names could not be read (`skillReads`):
+    /// the whole message.
+    File(String),
 }
 
 impl std::fmt::Display for ToolError {
@@ -85,7 +92,7 @@ impl std::fmt::Display for ToolError {
             Self::NotModelInvocable(name) => {
                 write!(f, "skill \"{name}\" is not available for model invocation")
             }
-            Self::Provider(text) => f.write_str(text),
+            Self::Provider(text) | Self::File(text) => f.write_str(text),
             Self::Aborted => f.write_str("the operation was aborted"),
             Self::NoSection { name, section, headings } => {
                 let section = serde_json::to_string(section).expect("a string serialises");
@@ -123,20 +130,37 @@ impl From<RegistryError> for ToolError {
 pub fn invoke_with(config: &Config, registry: &impl Registry, arguments: &str) -> Result<ToolReturn, ToolError> {
     // A `userOnly` skill is refused and not found, as one the model may not invoke.
     let registry = &UserOnly::new(registry, &config.user_only);
-    // Read once; `name` (or `query`) is checked before `section`.
+    // Read once; `name` (or `query`) is checked before `section` and `path`.
     let mut fields = argument_fields(arguments)?;
     let name = if config.skill_search {
         match call_argument(&mut fields)? {
             Call::Load(name) => name,
-            Call::Search(_) if config.skill_reads && reads::section_argument(&mut fields)?.is_some() => {
-                return Err(ToolError::InvalidArguments("\"section\" goes with \"name\", not \"query\"".to_owned()));
+            Call::Search(query) => {
+                if config.skill_reads {
+                    let (section, path) = part_arguments(&mut fields)?;
+                    if let Some(key) = section.map(|_| "section").or(path.map(|_| "path")) {
+                        return Err(ToolError::InvalidArguments(format!(
+                            "\"{key}\" goes with \"name\", not \"query\""
+                        )));
+                    }
+                }
+                return search::search(config, registry, &query).map(ToolReturn::Matches);
             }
-            Call::Search(query) => return search::search(config, registry, &query).map(ToolReturn::Matches),
         }
     } else {
         skill_name_argument(&mut fields)?
     };
-    let section = if config.skill_reads { reads::section_argument(&mut fields)? } else { None };
+    let (section, path) = if config.skill_reads { part_arguments(&mut fields)? } else { (None, None) };
+    if let Some(path) = path {
+        let summary = invocable(registry, name)?;
+        let loaded = config.loaded_skills.then(|| LoadedSkill {
+            name: summary.name.clone(),
+            provider: summary.provider.clone(),
+            body_digest: summary.body_digest.clone(),
+        });
+        let file = files::read(registry, &summary, path, config.skill_body_max_length)?;
+        return Ok(ToolReturn::File(file, loaded));
+    }
     let definition = load_named(registry, name)?;
     let loaded = config.loaded_skills.then(|| LoadedSkill {
         name: definition.name.clone(),
@@ -145,9 +169,27 @@ pub fn invoke_with(config: &Config, registry: &impl Registry, arguments: &str) -
     });
     let result = match section {
         Some(section) => reads::section_result(definition, &section, config)?,
-        None => result_of(definition, config),
+        None => {
+            let mut result = result_of(definition, config);
+            if let Some(limit) = config.skill_resource_manifest
+                && let Some(manifest) = files::manifest(registry, &result.name, limit, config.skill_reads)?
+            {
+                result.content = files::with_manifest(result.content, &manifest);
+            }
+            result
+        }
     };
     Ok(ToolReturn::Skill(result, loaded))
+}
+
+/// The `section` and `path` arguments (`skillReads`): at most one of them.
+fn part_arguments(fields: &mut Map<String, Value>) -> Result<(Option<String>, Option<String>), ToolError> {
+    let section = reads::section_argument(fields)?;
+    let path = files::path_argument(fields)?;
+    if section.is_some() && path.is_some() {
+        return Err(ToolError::InvalidArguments("give \"section\" or \"path\", not both".to_owned()));
+    }
+    Ok((section, path))
 }
 
 /// The result of a loaded definition, its body cut to `skillBodyMaxLength`
@@ -173,12 +215,7 @@ pub fn result_of(definition: SkillDefinition, config: &Config) -> SkillResult {
 /// ([`sections::outline`]); `None` when the body fits.
 pub fn cap_body(definition: &SkillDefinition, max: usize, outline: bool) -> Option<String> {
     let body = &definition.content;
-    let end = body.char_indices().nth(max).map(|(at, _)| at)?;
-    let kept = match body[..end].rfind('\n') {
-        Some(newline) => &body[..=newline],
-        None => &body[..end],
-    };
-    let omitted = body[kept.len()..].chars().count();
+    let (kept, omitted) = cut_at_line(body, max)?;
     let separator = if kept.ends_with('\n') { "" } else { "\n" };
     let mut text = format!("{kept}{separator}{}", cut_line(definition, omitted));
     if let Some(left) = outline.then(|| sections::outline(body, kept.len())).flatten() {
@@ -186,6 +223,18 @@ pub fn cap_body(definition: &SkillDefinition, max: usize, outline: bool) -> Opti
         text.push_str(&left);
     }
     Some(text)
+}
+
+/// `text` over `max` characters cut: the part kept, to the last line break
+/// at or before `max` characters (to `max` itself when there is none), and
+/// how many characters were left out; `None` when it fits.
+pub fn cut_at_line(text: &str, max: usize) -> Option<(&str, usize)> {
+    let end = text.char_indices().nth(max).map(|(at, _)| at)?;
+    let kept = match text[..end].rfind('\n') {
+        Some(newline) => &text[..=newline],
+        None => &text[..end],
+    };
+    Some((kept, text[kept.len()..].chars().count()))
 }
 
 /// The line that ends a cut body: how much was left out and where the whole
@@ -213,16 +262,7 @@ fn load(registry: &impl Registry, arguments: &str) -> Result<SkillDefinition, To
 
 /// The definition the tool returns for the `name` argument (§3.3 from step 2).
 fn load_named(registry: &impl Registry, name: String) -> Result<SkillDefinition, ToolError> {
-    if !is_skill_name(&name) {
-        return Err(ToolError::InvalidName(name));
-    }
-    let listed = registry.list(Some(&name))?;
-    let Some(summary) = listed.iter().find(|skill| skill.name == name) else {
-        return Err(ToolError::Unknown(name));
-    };
-    if !summary.invocation.model_invocable {
-        return Err(ToolError::NotModelInvocable(name));
-    }
+    let name = invocable(registry, name)?.name;
     let Some(definition) = registry.get(&name)? else {
         return Err(ToolError::Unknown(name));
     };
@@ -232,6 +272,21 @@ fn load_named(registry: &impl Registry, name: String) -> Result<SkillDefinition,
         return Err(ToolError::NotModelInvocable(name));
     }
     Ok(definition)
+}
+
+/// The listed skill `name`, which the model may invoke (§3.3 steps 2 to 4).
+fn invocable(registry: &impl Registry, name: String) -> Result<SkillSummary, ToolError> {
+    if !is_skill_name(&name) {
+        return Err(ToolError::InvalidName(name));
+    }
+    let listed = registry.list(Some(&name))?;
+    let Some(summary) = listed.into_iter().find(|skill| skill.name == name) else {
+        return Err(ToolError::Unknown(name));
+    };
+    if !summary.invocation.model_invocable {
+        return Err(ToolError::NotModelInvocable(name));
+    }
+    Ok(summary)
 }
 
 /// The `name` argument, validated as the reference's schema validator does.

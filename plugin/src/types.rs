@@ -208,6 +208,39 @@ pub enum StepError {
     Aborted,
 }
 
+/// One file of a skill other than its skill file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillFile {
+    /// Its path inside the skill, `/`-separated.
+    pub path: String,
+    /// Its size in bytes, when the provider knows it.
+    pub size: Option<u64>,
+}
+
+/// The first files of a skill, and how many it has.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SkillFiles {
+    /// The first files by path.
+    pub files: Vec<SkillFile>,
+    /// How many files the skill has in all.
+    pub total: u64,
+}
+
+/// What a read of a skill's file found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileAnswer {
+    /// The whole file, UTF-8 text.
+    Text(String),
+    /// A file that is not text, of this many bytes.
+    Binary(u64),
+    /// A file over the cap on one read, of this many bytes.
+    TooLarge(u64),
+    /// No such file in the skill.
+    Missing,
+    /// The skill's provider serves no files for it.
+    Unavailable,
+}
+
 /// The skill registry, as imported from the host: every question is about
 /// the working directory of the call it is asked in, which the host chose.
 pub trait Registry {
@@ -217,6 +250,17 @@ pub trait Registry {
     fn list(&self, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError>;
     /// Loads one skill afresh.
     fn get(&self, name: &str) -> Result<Option<SkillDefinition>, RegistryError>;
+    /// The first `limit` files of a skill other than its skill file; `None`
+    /// when its provider serves none. A registry without files has none.
+    fn list_files(&self, name: &str, limit: u32) -> Result<Option<SkillFiles>, RegistryError> {
+        let _ = (name, limit);
+        Ok(None)
+    }
+    /// Reads one file of a skill afresh.
+    fn read_file(&self, name: &str, path: &str) -> Result<FileAnswer, RegistryError> {
+        let _ = (name, path);
+        Ok(FileAnswer::Unavailable)
+    }
 }
 
 /// The session history, as imported from the host.

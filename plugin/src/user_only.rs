@@ -7,7 +7,7 @@
 
 use skill_rules::SkillPatterns;
 
-use crate::types::{Registry, RegistryError, SkillDefinition, SkillSummary, SnapshotAnswer};
+use crate::types::{FileAnswer, Registry, RegistryError, SkillDefinition, SkillFiles, SkillSummary, SnapshotAnswer};
 
 /// A registry whose skills matched by `userOnly` are not model-invocable.
 pub struct UserOnly<'a, R> {
@@ -63,6 +63,14 @@ impl<R: Registry> Registry for UserOnly<'_, R> {
             definition.invocation.model_invocable = false;
         }
         Ok(loaded)
+    }
+
+    fn list_files(&self, name: &str, limit: u32) -> Result<Option<SkillFiles>, RegistryError> {
+        self.registry.list_files(name, limit)
+    }
+
+    fn read_file(&self, name: &str, path: &str) -> Result<FileAnswer, RegistryError> {
+        self.registry.read_file(name, path)
     }
 }
 

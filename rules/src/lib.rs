@@ -231,6 +231,28 @@ pub fn is_skill_name(name: &str) -> bool {
             .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
 }
 
+/// The most bytes a skill file's path may have (docs/spec.md §3.15).
+pub const MAX_SKILL_FILE_PATH_BYTES: usize = 1024;
+
+/// The most bytes one read of a skill's file returns (docs/spec.md §3.15):
+/// a larger file is answered `too-large` with its size, unread.
+pub const MAX_SKILL_FILE_READ_BYTES: u64 = 1024 * 1024;
+
+/// Whether `path` names a file inside a skill (docs/spec.md §3.15): at most
+/// [`MAX_SKILL_FILE_PATH_BYTES`], `/`-separated segments, each non-empty,
+/// neither `.` nor `..`, not hidden (a leading `.`), without `\` or a
+/// control character (U+0000–U+001F, U+007F). Every host answers a path
+/// outside it `missing` without looking, and lists none.
+pub fn is_skill_file_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.len() <= MAX_SKILL_FILE_PATH_BYTES
+        && path.split('/').all(|segment| {
+            !segment.is_empty()
+                && !segment.starts_with('.')
+                && !segment.chars().any(|c| c == '\\' || c.is_ascii_control())
+        })
+}
+
 /// ECMAScript's `\s` (docs/spec.md §3.5): the reference normalises and trims
 /// with it, and it is wider than ASCII whitespace and differs from
 /// [`char::is_whitespace`] (which includes U+0085 and excludes U+FEFF).
@@ -299,6 +321,31 @@ pub enum ResourceBase {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn skill_file_paths_stay_inside_the_skill() {
+        for good in ["references/api.md", "SKILL.md", "a b/c-d_e.txt", "ü/ñ.md"] {
+            assert!(super::is_skill_file_path(good), "{good}");
+        }
+        let long = "a".repeat(super::MAX_SKILL_FILE_PATH_BYTES + 1);
+        for bad in [
+            "",
+            "/etc/passwd",
+            "a//b",
+            "a/",
+            "./a",
+            "a/../b",
+            "..",
+            ".hidden",
+            "a/.git/config",
+            "a\\b",
+            "a\nb",
+            "a\u{7f}",
+            long.as_str(),
+        ] {
+            assert!(!super::is_skill_file_path(bad), "{bad:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -51,6 +51,7 @@ use unchanged_plugin_records;
 
 mod v0_1_0;
 mod v0_2_0;
+mod v0_3_0;
 
 use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Engine, Store};
@@ -82,16 +83,19 @@ pub enum ContractVersion {
     /// `dsh:skill@0.2.0`: `tool-success.value` is a variant (a skill, or a
     /// query's matches).
     V0_2_0,
-    /// `dsh:skill@0.3.0`, this host's own: added messages are typed records,
-    /// and a skill summary carries its `whenToUse`.
+    /// `dsh:skill@0.3.0`: added messages are typed records, and a skill
+    /// summary carries its `whenToUse`.
     V0_3_0,
+    /// `dsh:skill@0.4.0`, this host's own: the registry reads a skill's
+    /// files, and a tool value may be a file.
+    V0_4_0,
 }
 
 impl ContractVersion {
     /// Every version this host accepts, newest first.
-    pub const ACCEPTED: [Self; 3] = [Self::V0_3_0, Self::V0_2_0, Self::V0_1_0];
+    pub const ACCEPTED: [Self; 4] = [Self::V0_4_0, Self::V0_3_0, Self::V0_2_0, Self::V0_1_0];
     /// The version this host's own component (and `../wit`) is.
-    pub const CURRENT: Self = Self::V0_3_0;
+    pub const CURRENT: Self = Self::V0_4_0;
 
     /// The version number, as the WIT package spells it (`0.3.0`).
     pub fn number(self) -> &'static str {
@@ -99,6 +103,7 @@ impl ContractVersion {
             Self::V0_1_0 => "0.1.0",
             Self::V0_2_0 => "0.2.0",
             Self::V0_3_0 => "0.3.0",
+            Self::V0_4_0 => "0.4.0",
         }
     }
 
@@ -107,7 +112,8 @@ impl ContractVersion {
         match self {
             Self::V0_1_0 => include_str!("../../../wit/released/0.1.0/world.wit"),
             Self::V0_2_0 => include_str!("../../../wit/released/0.2.0/world.wit"),
-            Self::V0_3_0 => include_str!("../../../wit/world.wit"),
+            Self::V0_3_0 => include_str!("../../../wit/released/0.3.0/world.wit"),
+            Self::V0_4_0 => include_str!("../../../wit/world.wit"),
         }
     }
 
@@ -138,7 +144,8 @@ impl ContractVersion {
 pub(crate) enum GuestPre<T: 'static> {
     V0_1_0(v0_1_0::SkillPluginPre<T>),
     V0_2_0(v0_2_0::SkillPluginPre<T>),
-    V0_3_0(current::SkillPluginPre<T>),
+    V0_3_0(v0_3_0::SkillPluginPre<T>),
+    V0_4_0(current::SkillPluginPre<T>),
 }
 
 impl<T: 'static> GuestPre<T> {
@@ -160,8 +167,12 @@ impl<T: 'static> GuestPre<T> {
                 Self::V0_2_0(v0_2_0::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
             }
             ContractVersion::V0_3_0 => {
+                v0_3_0::SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, call)?;
+                Self::V0_3_0(v0_3_0::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
+            }
+            ContractVersion::V0_4_0 => {
                 current::SkillPlugin::add_to_linker::<_, HasSelf<CallContext>>(&mut linker, call)?;
-                Self::V0_3_0(current::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
+                Self::V0_4_0(current::SkillPluginPre::new(linker.instantiate_pre(component)?)?)
             }
         })
     }
@@ -171,6 +182,7 @@ impl<T: 'static> GuestPre<T> {
             Self::V0_1_0(pre) => Guest::V0_1_0(pre.instantiate(store)?),
             Self::V0_2_0(pre) => Guest::V0_2_0(pre.instantiate(store)?),
             Self::V0_3_0(pre) => Guest::V0_3_0(pre.instantiate(store)?),
+            Self::V0_4_0(pre) => Guest::V0_4_0(pre.instantiate(store)?),
         })
     }
 }
@@ -179,7 +191,8 @@ impl<T: 'static> GuestPre<T> {
 pub(crate) enum Guest {
     V0_1_0(v0_1_0::SkillPlugin),
     V0_2_0(v0_2_0::SkillPlugin),
-    V0_3_0(current::SkillPlugin),
+    V0_3_0(v0_3_0::SkillPlugin),
+    V0_4_0(current::SkillPlugin),
 }
 
 impl Guest {
@@ -188,6 +201,7 @@ impl Guest {
             Self::V0_1_0(guest) => guest.dsh_skill_plugin().call_configure(store, config),
             Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_configure(store, config),
             Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_configure(store, config),
+            Self::V0_4_0(guest) => guest.dsh_skill_plugin().call_configure(store, config),
         }
     }
 
@@ -195,7 +209,8 @@ impl Guest {
         match self {
             Self::V0_1_0(guest) => guest.dsh_skill_plugin().call_definition(store).map(v0_1_0::tool_definition),
             Self::V0_2_0(guest) => guest.dsh_skill_plugin().call_definition(store).map(v0_2_0::tool_definition),
-            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_definition(store),
+            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_definition(store).map(v0_3_0::tool_definition),
+            Self::V0_4_0(guest) => guest.dsh_skill_plugin().call_definition(store),
         }
     }
 
@@ -213,7 +228,11 @@ impl Guest {
                 .dsh_skill_plugin()
                 .call_pre_step(store, v0_2_0::step_context(context))?
                 .map_err(v0_2_0::step_error)),
-            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_pre_step(store, context),
+            Self::V0_3_0(guest) => Ok(guest
+                .dsh_skill_plugin()
+                .call_pre_step(store, v0_3_0::step_context(context))?
+                .map_err(v0_3_0::step_error)),
+            Self::V0_4_0(guest) => guest.dsh_skill_plugin().call_pre_step(store, context),
         }
     }
 
@@ -229,7 +248,10 @@ impl Guest {
             Self::V0_2_0(guest) => {
                 Ok(guest.dsh_skill_plugin().call_invoke(store, arguments)?.map(v0_2_0::tool_success))
             }
-            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_invoke(store, arguments),
+            Self::V0_3_0(guest) => {
+                Ok(guest.dsh_skill_plugin().call_invoke(store, arguments)?.map(v0_3_0::tool_success))
+            }
+            Self::V0_4_0(guest) => guest.dsh_skill_plugin().call_invoke(store, arguments),
         }
     }
 
@@ -240,7 +262,8 @@ impl Guest {
         match self {
             Self::V0_1_0(guest) => Ok(guest.dsh_skill_plugin().call_system_prompt(store)?.map_err(v0_1_0::step_error)),
             Self::V0_2_0(guest) => Ok(guest.dsh_skill_plugin().call_system_prompt(store)?.map_err(v0_2_0::step_error)),
-            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_system_prompt(store),
+            Self::V0_3_0(guest) => Ok(guest.dsh_skill_plugin().call_system_prompt(store)?.map_err(v0_3_0::step_error)),
+            Self::V0_4_0(guest) => guest.dsh_skill_plugin().call_system_prompt(store),
         }
     }
 
@@ -252,7 +275,8 @@ impl Guest {
         match self {
             Self::V0_1_0(guest) => Ok(guest.dsh_skill_plugin().call_expand(store, text)?.map_err(v0_1_0::step_error)),
             Self::V0_2_0(guest) => Ok(guest.dsh_skill_plugin().call_expand(store, text)?.map_err(v0_2_0::step_error)),
-            Self::V0_3_0(guest) => guest.dsh_skill_plugin().call_expand(store, text),
+            Self::V0_3_0(guest) => Ok(guest.dsh_skill_plugin().call_expand(store, text)?.map_err(v0_3_0::step_error)),
+            Self::V0_4_0(guest) => guest.dsh_skill_plugin().call_expand(store, text),
         }
     }
 }

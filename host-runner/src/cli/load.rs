@@ -27,6 +27,11 @@ pub struct LoadArgs {
     /// the tool's `section` argument, a heading of its instructions.
     #[arg(long, value_name = "HEADING", requires = "name")]
     section: Option<String>,
+    /// Read only this file of the skill (with `skillReads` configured): the
+    /// tool's `path` argument, a path inside the skill such as
+    /// `references/api.md`.
+    #[arg(long, value_name = "PATH", requires = "name", conflicts_with = "section")]
+    path: Option<String>,
     /// Record the call's result in this session file.
     #[arg(long, value_name = "FILE")]
     session: Option<PathBuf>,
@@ -56,12 +61,17 @@ impl LoadArgs {
             Some(cwd) => Some(cwd),
             None => log.as_ref().and_then(|log| log.header().cwd.clone()).or(Some(absolute(Path::new("."))?)),
         };
-        let arguments = match (&self.name, &self.query, &self.section) {
-            (_, Some(query), _) => json!({ "query": query }),
-            (name, None, None) => json!({ "name": name }),
-            (name, None, Some(section)) => json!({ "name": name, "section": section }),
+        let mut arguments = match &self.query {
+            Some(query) => json!({ "query": query }),
+            None => json!({ "name": self.name }),
+        };
+        if let Some(section) = &self.section {
+            arguments["section"] = json!(section);
         }
-        .to_string();
+        if let Some(path) = &self.path {
+            arguments["path"] = json!(path);
+        }
+        let arguments = arguments.to_string();
         let outcome = plugin.invoke(&registry, cwd.as_deref(), &arguments);
         warn_all(&registry.last_incomplete_warnings());
         let outcome = outcome?;

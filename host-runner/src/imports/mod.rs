@@ -45,6 +45,9 @@ pub(crate) struct CallContext {
     /// What the call records of itself, when its plugin is traced
     /// (docs/spec.md §7.2).
     pub trace: Option<crate::trace::CallTrace>,
+    /// The files the registry read as text in this call, as (skill, path):
+    /// a tool result may name only these (docs/spec.md §8.5).
+    pub files_read: Vec<(String, String)>,
 }
 
 /// The part of a call's provider window that a listing for the tool's

@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use crate::bindings::registry::{Host, SkillSnapshot, SnapshotAnswer};
+use crate::bindings::registry::{FileAnswer, Host, SkillFile, SkillFiles, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
-use crate::registry::{RegistryError, ResourceBase, SkillCandidate, is_skill_name};
+use crate::registry::{FileRead, RegistryError, ResourceBase, SkillCandidate, is_skill_name};
 
 impl Host for super::CallContext {
     fn snapshot(&mut self, known: Option<u64>) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
@@ -31,6 +31,31 @@ impl Host for super::CallContext {
         let args = self.trace.is_some().then(|| json!({ "name": name }));
         let answer = self.get_skill_answer(name);
         self.trace_import("registry.get-skill", || args.unwrap_or_default(), &answer);
+        answer
+    }
+
+    fn list_skill_files(
+        &mut self,
+        name: String,
+        limit: u32,
+    ) -> wasmtime::Result<Result<Option<SkillFiles>, wit::RegistryError>> {
+        let args = self.trace.is_some().then(|| json!({ "name": name, "limit": limit }));
+        let answer = self.list_skill_files_answer(name, limit);
+        self.trace_import("registry.list-skill-files", || args.unwrap_or_default(), &answer);
+        answer
+    }
+
+    fn read_skill_file(
+        &mut self,
+        name: String,
+        path: String,
+    ) -> wasmtime::Result<Result<FileAnswer, wit::RegistryError>> {
+        let args = self.trace.is_some().then(|| json!({ "name": name, "path": path }));
+        let answer = self.read_skill_file_answer(&name, &path);
+        self.trace_import("registry.read-skill-file", || args.unwrap_or_default(), &answer);
+        if let Ok(Ok(FileAnswer::Text(_))) = &answer {
+            self.files_read.push((name, path));
+        }
         answer
     }
 }
@@ -119,6 +144,58 @@ impl super::CallContext {
                     body_digest: skill.body_digest,
                 }
             })),
+            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
+        })
+    }
+
+    fn list_skill_files_answer(
+        &mut self,
+        name: String,
+        limit: u32,
+    ) -> wasmtime::Result<Result<Option<SkillFiles>, wit::RegistryError>> {
+        if self.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        let Some(registry) = self.registry.clone() else {
+            return Ok(Ok(None));
+        };
+        let snapshot = self.listing(&registry, true);
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let listed = registry.list_files_listed(&snapshot, self.cwd(), &name, limit, &self.provider_deadline());
+        if self.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        Ok(match listed {
+            Ok(listing) => Ok(listing.map(|listing| SkillFiles {
+                files: listing.files.into_iter().map(|(path, size)| SkillFile { path, size }).collect(),
+                total: listing.total,
+            })),
+            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
+        })
+    }
+
+    fn read_skill_file_answer(
+        &mut self,
+        name: &str,
+        path: &str,
+    ) -> wasmtime::Result<Result<FileAnswer, wit::RegistryError>> {
+        if self.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        let Some(registry) = self.registry.clone() else {
+            return Ok(Ok(FileAnswer::Unavailable));
+        };
+        let snapshot = self.listing(&registry, true);
+        let read = registry.read_file_listed(&snapshot, self.cwd(), name, path, &self.provider_deadline());
+        if self.aborted() {
+            return Ok(Err(wit::RegistryError::Aborted));
+        }
+        Ok(match read {
+            Ok(FileRead::Text(text)) => Ok(FileAnswer::Text(text)),
+            Ok(FileRead::Binary(size)) => Ok(FileAnswer::Binary(size)),
+            Ok(FileRead::TooLarge(size)) => Ok(FileAnswer::TooLarge(size)),
+            Ok(FileRead::Missing) => Ok(FileAnswer::Missing),
+            Ok(FileRead::Unavailable) => Ok(FileAnswer::Unavailable),
             Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
         })
     }

@@ -39,7 +39,7 @@ fn search_matches_answer_a_query_with_at_most_five_distinct_skills_and_record_no
         })
     };
     let check = || OutputCheck::new("invoke", OutputLimits::default());
-    assert!(validate_tool_result(&found(&["a", "b"], false), r#"{"query":"x"}"#, check()).is_ok());
+    assert!(validate_tool_result(&found(&["a", "b"], false), r#"{"query":"x"}"#, &[], check()).is_ok());
     for (returned, arguments, reason) in [
         (found(&["a"], false), r#"{"name":"a"}"#, "it returned search matches, but the arguments have no query"),
         (
@@ -59,7 +59,45 @@ fn search_matches_answer_a_query_with_at_most_five_distinct_skills_and_record_no
         ),
         (found(&["a"], true), r#"{"query":"x"}"#, "it records a load for search matches"),
     ] {
-        match validate_tool_result(&returned, arguments, check()) {
+        match validate_tool_result(&returned, arguments, &[], check()) {
+            Err(HostError::InvalidOutput { call: "invoke", reason: got }) => assert_eq!(got, reason),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_file_value_names_only_a_file_the_registry_read_for_the_call() {
+    let file = |name: &str, path: &str| -> Result<api::ToolSuccess, String> {
+        Ok(api::ToolSuccess {
+            value: api::ToolValue::File(api::FileResult {
+                name: name.to_owned(),
+                provider: "local".to_owned(),
+                path: path.to_owned(),
+                content: "c".to_owned(),
+            }),
+            text: "t".to_owned(),
+            loaded: None,
+        })
+    };
+    let check = || OutputCheck::new("invoke", OutputLimits::default());
+    let read = [("a".to_owned(), "refs/x.md".to_owned())];
+    let arguments = r#"{"name":"a","path":"refs/x.md"}"#;
+    assert!(validate_tool_result(&file("a", "refs/x.md"), arguments, &read, check()).is_ok());
+    for (returned, files_read, reason) in [
+        (
+            file("a", "refs/x.md"),
+            &[][..],
+            "the value is file \"refs/x.md\" of skill \"a\", which the registry did not read for this call",
+        ),
+        (
+            file("a", "../../etc/passwd"),
+            &read[..],
+            "the value is file \"../../etc/passwd\" of skill \"a\", which the registry did not read for this call",
+        ),
+        (file("b", "refs/x.md"), &read[..], "the value is skill \"b\", but the arguments asked for \"a\""),
+    ] {
+        match validate_tool_result(&returned, arguments, files_read, check()) {
             Err(HostError::InvalidOutput { call: "invoke", reason: got }) => assert_eq!(got, reason),
             other => panic!("expected a refusal, got {other:?}"),
         }

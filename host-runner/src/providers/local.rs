@@ -14,10 +14,11 @@ use std::path::{Component, Path, PathBuf};
 
 use super::frontmatter::parse_skill_file;
 use crate::registry::{
-    FileIdentity, ListedFiles, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider,
-    SkippedFile, body_digest,
+    FileIdentity, FileListing, FileRead, ListedFiles, Listing, ProviderError, ResourceBase, SkillCandidate,
+    SkillDefinition, SkillProvider, SkippedFile, body_digest,
 };
 
+pub mod files;
 pub(crate) mod open;
 
 /// The provider's registered name.
@@ -209,6 +210,24 @@ impl SkillProvider for LocalProvider {
             list_root(&root, &mut listing);
         }
         Ok(listing)
+    }
+
+    fn list_files(
+        &self,
+        _cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        limit: usize,
+    ) -> Result<Option<FileListing>, ProviderError> {
+        files::list(candidate, limit)
+    }
+
+    fn read_file(
+        &self,
+        _cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        path: &str,
+    ) -> Result<FileRead, ProviderError> {
+        files::read(candidate, path)
     }
 
     fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {

@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 
 use crate::registry::ResourceBaseJson;
 use crate::registry::{
-    InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider, body_digest,
+    FileListing, FileRead, InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition,
+    SkillProvider, body_digest,
 };
 
 /// The rank of a scenario skill that names none.
@@ -51,6 +52,7 @@ impl MemoryProvider {
         let provider = Self { name, complete, fail, skills };
         for skill in &provider.skills {
             provider.candidate(&skill.fields)?;
+            provider.files(&skill.fields)?;
         }
         Ok(provider)
     }
@@ -103,6 +105,75 @@ impl MemoryProvider {
     }
 }
 
+/// One file of a scenario skill (`files`, docs/spec.md §7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MemoryFile {
+    Text(String),
+    Binary(u64),
+    TooLarge(u64),
+}
+
+impl MemoryFile {
+    fn size(&self) -> u64 {
+        match self {
+            Self::Text(text) => text.len() as u64,
+            Self::Binary(size) | Self::TooLarge(size) => *size,
+        }
+    }
+}
+
+impl MemoryProvider {
+    /// The skill's `files`, sorted by path; `None` when it has none (its
+    /// provider serves no files for it).
+    fn files(&self, fields: &Map<String, Value>) -> Result<Option<Vec<(String, MemoryFile)>>, String> {
+        let subject = || format!("skill {} of provider \"{}\"", Value::from(fields.get("name").cloned()), self.name);
+        let files = match fields.get("files") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::Object(files)) => files,
+            Some(_) => return Err(format!("{}: `files` must be an object", subject())),
+        };
+        let mut found = Vec::with_capacity(files.len());
+        for (path, file) in files {
+            let quoted = Value::from(path.as_str());
+            if !skill_rules::is_skill_file_path(path) {
+                return Err(format!("{}: file path {quoted} is not a path inside a skill", subject()));
+            }
+            let size = |key: &str| file.get(key).and_then(Value::as_u64);
+            let file = match file {
+                Value::String(text) => MemoryFile::Text(text.clone()),
+                Value::Object(object) if object.len() == 1 && size("binary").is_some() => {
+                    MemoryFile::Binary(size("binary").unwrap_or_default())
+                }
+                Value::Object(object) if object.len() == 1 && size("tooLarge").is_some() => {
+                    MemoryFile::TooLarge(size("tooLarge").unwrap_or_default())
+                }
+                _ => {
+                    return Err(format!(
+                        "{}: file {quoted} must be a string, {{\"binary\": size}} or {{\"tooLarge\": size}}",
+                        subject()
+                    ));
+                }
+            };
+            found.push((path.clone(), file));
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Some(found))
+    }
+
+    /// The files of the skill `candidate` names, as listed.
+    fn files_of(&self, candidate: &SkillCandidate) -> Result<Option<Vec<(String, MemoryFile)>>, ProviderError> {
+        if let Some(message) = &self.fail {
+            return Err(ProviderError(message.clone()));
+        }
+        let skill =
+            self.skills.iter().find(|skill| skill.fields.get("name").and_then(Value::as_str) == Some(&candidate.name));
+        match skill {
+            None => Ok(None),
+            Some(skill) => self.files(&skill.fields).map_err(ProviderError),
+        }
+    }
+}
+
 /// Reads a `resourceBase` value; `Err` names what is wrong with it.
 pub fn resource_base(value: Option<&Value>) -> Result<Option<ResourceBase>, String> {
     match value {
@@ -150,5 +221,33 @@ impl SkillProvider for MemoryProvider {
         summary.resource_base = resource_base(fields.get("resourceBase")).map_err(ProviderError)?;
         let content = fields.get("content").and_then(Value::as_str).unwrap_or_default().to_owned();
         Ok(Some(SkillDefinition { summary, content }))
+    }
+
+    fn list_files(
+        &self,
+        _cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        limit: usize,
+    ) -> Result<Option<FileListing>, ProviderError> {
+        Ok(self
+            .files_of(candidate)?
+            .map(|files| FileListing::first(files.into_iter().map(|(path, file)| (path, Some(file.size()))), limit)))
+    }
+
+    fn read_file(
+        &self,
+        _cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        path: &str,
+    ) -> Result<FileRead, ProviderError> {
+        let Some(files) = self.files_of(candidate)? else {
+            return Ok(FileRead::Unavailable);
+        };
+        Ok(match files.into_iter().find(|(listed, _)| listed == path).map(|(_, file)| file) {
+            None => FileRead::Missing,
+            Some(MemoryFile::Text(text)) => FileRead::of_bytes(text.into_bytes()),
+            Some(MemoryFile::Binary(size)) => FileRead::Binary(size),
+            Some(MemoryFile::TooLarge(size)) => FileRead::TooLarge(size),
+        })
     }
 }

@@ -168,6 +168,64 @@ pub struct Listing {
     pub problems: Vec<String>,
 }
 
+/// A skill's files as a provider lists them (docs/spec.md §3.15): those
+/// other than its skill file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileListing {
+    /// The first files, by path in byte order, each with its size in bytes
+    /// when the provider knows it.
+    pub files: Vec<(String, Option<u64>)>,
+    /// How many files the skill has in all.
+    pub total: u64,
+}
+
+impl FileListing {
+    /// The first `limit` of `files` (paths inside a skill, sorted), and their count.
+    pub fn first(files: impl IntoIterator<Item = (String, Option<u64>)>, limit: usize) -> Self {
+        let mut listing = Self::default();
+        for file in files {
+            listing.total += 1;
+            if listing.files.len() < limit {
+                listing.files.push(file);
+            }
+        }
+        listing
+    }
+}
+
+/// What a read of a skill's file found (docs/spec.md §3.15).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRead {
+    /// The whole file, UTF-8 text without NUL.
+    Text(String),
+    /// A file that is not text, of this many bytes.
+    Binary(u64),
+    /// A file over [`skill_rules::MAX_SKILL_FILE_READ_BYTES`], of this many
+    /// bytes, unread.
+    TooLarge(u64),
+    /// The skill has no such file.
+    Missing,
+    /// The provider serves no files for this skill.
+    Unavailable,
+}
+
+impl FileRead {
+    /// What `bytes`, a whole file, are: text, or a file that is not.
+    pub fn of_bytes(bytes: Vec<u8>) -> Self {
+        let size = bytes.len() as u64;
+        if size > skill_rules::MAX_SKILL_FILE_READ_BYTES {
+            return Self::TooLarge(size);
+        }
+        if bytes.contains(&0) {
+            return Self::Binary(size);
+        }
+        match String::from_utf8(bytes) {
+            Ok(text) => Self::Text(text),
+            Err(_) => Self::Binary(size),
+        }
+    }
+}
+
 /// A provider's failure, in its own words (shown to the model as
 /// `Error: <message>` when a tool call hits it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -186,6 +244,27 @@ pub trait SkillProvider: Send + Sync {
     /// Loads the body of a candidate this provider listed, reading it afresh.
     /// `Ok(None)` when it no longer exists.
     fn load(&self, cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError>;
+
+    /// The files of a candidate this provider listed, other than its skill
+    /// file: the first `limit` by path and how many there are
+    /// (docs/spec.md §3.15). `Ok(None)`, the default, when it serves none.
+    fn list_files(
+        &self,
+        cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        limit: usize,
+    ) -> Result<Option<FileListing>, ProviderError> {
+        let _ = (cwd, candidate, limit);
+        Ok(None)
+    }
+
+    /// Reads the file `path` (one [`skill_rules::is_skill_file_path`]
+    /// accepts) of a candidate this provider listed, afresh and confined to
+    /// the skill. [`FileRead::Unavailable`], the default, when it serves none.
+    fn read_file(&self, cwd: Option<&Path>, candidate: &SkillCandidate, path: &str) -> Result<FileRead, ProviderError> {
+        let _ = (cwd, candidate, path);
+        Ok(FileRead::Unavailable)
+    }
 }
 
 pub use skill_rules::is_skill_name;

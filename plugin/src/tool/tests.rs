@@ -313,7 +313,7 @@ fn with_reads_the_definition_offers_a_section_beside_the_name() {
     let (description, parameters) = super::definition(&reads);
     assert_eq!(description, format!("{TOOL_DESCRIPTION}{}", reads::READS_SENTENCE));
     assert!(description.ends_with(
-        " To load one part of a long skill, call it with `name` and `section`, a heading of its instructions."
+        " To load one part of a long skill, call it with `name` and `section`, a heading of its instructions; to read one of its files, with `name` and `path`, the file's path inside the skill."
     ));
     let schema: Value = serde_json::from_str(parameters).unwrap();
     assert_eq!(schema["required"], serde_json::json!(["name"]));
@@ -323,11 +323,12 @@ fn with_reads_the_definition_offers_a_section_beside_the_name() {
     assert_eq!(description, format!("{SEARCH_TOOL_DESCRIPTION}{}", reads::READS_SENTENCE));
     let schema: Value = serde_json::from_str(parameters).unwrap();
     let properties: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-    assert_eq!(properties, ["name", "query", "section"]);
+    assert_eq!(properties, ["name", "path", "query", "section"]);
     assert!(schema.get("required").is_none());
-    // The parameters differ from the plain ones only by the section.
+    // The parameters differ from the plain ones only by the section and the path.
     let plain: Value = serde_json::from_str(SEARCH_TOOL_PARAMETERS).unwrap();
     let mut without = schema.clone();
     without["properties"].as_object_mut().unwrap().remove("section");
+    without["properties"].as_object_mut().unwrap().remove("path");
     assert_eq!(without, plain);
 }
