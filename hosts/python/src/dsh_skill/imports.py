@@ -19,7 +19,7 @@ from wasmtime.component import Record, Variant
 
 from . import records
 from .jsonvalue import stringify
-from .registry import Candidate, RegistryFailure, ResourceBase, SkillRegistry
+from .registry import Candidate, FileAnswer, RegistryFailure, ResourceBase, SkillFiles, SkillRegistry
 from .session import SessionLog
 
 #: The most references one page carries, whatever the plugin asks for.
@@ -105,6 +105,22 @@ def _record_of(source: Variant) -> records.Record:
     raise HostImportError(f"the plugin added a message of unknown source `{tag}`")
 
 
+def skill_files_to_wit(files: SkillFiles | None) -> Record | None:
+    """``option<skill-files>``."""
+    if files is None:
+        return None
+    return record(files=[record(path=file.path, size=file.size) for file in files.files], total=files.total)
+
+
+def file_answer_to_wit(answer: FileAnswer) -> Variant:
+    """A ``file-answer`` (tagged: two ``u64`` cases)."""
+    if answer.kind == "text":
+        return Variant("text", answer.text)
+    if answer.kind in ("binary", "too-large"):
+        return Variant(answer.kind, answer.size)
+    return Variant(answer.kind)
+
+
 def written(added: Record) -> Record:
     """A 0.3.0 plugin's ``added-message`` as the session stores it: its record
     written by :func:`~dsh_skill.records.to_json`, its text as the one block.
@@ -139,6 +155,9 @@ class CallContext:
     cwd: str | None = None
     step: StepState | None = None
     aborted: Callable[[], bool] = field(default=_never)
+    #: ``(name, path)`` of every file the registry answered ``text`` for in
+    #: this call: the only files an ``invoke`` may return (spec §8.5).
+    files_read: set[tuple[str, str]] = field(default_factory=set)
 
     # dsh:skill/registry ---------------------------------------------------
 
@@ -199,6 +218,40 @@ class CallContext:
                 body_digest=skill.body_digest,
             ),
         )
+
+    def list_skill_files(self, name: str, limit: int) -> Variant:
+        """``list-skill-files`` (contract 0.4.0)."""
+        # result<option<skill-files>, registry-error>: tagged, as get-skill's.
+        if self.aborted():
+            return Variant("err", None)
+        if self.registry is None:
+            return Variant("ok", None)
+        try:
+            files = self.registry.list_files(self.cwd, name, limit)
+        except RegistryFailure as error:
+            return Variant("err", str(error))
+        return Variant("ok", skill_files_to_wit(files))
+
+    def read_skill_file(self, name: str, path: str) -> Variant | str | None:
+        """``read-skill-file`` (contract 0.4.0); a ``text`` answer is noted in :attr:`files_read`."""
+        # result<file-answer, registry-error>: untagged (file-answer is a
+        # Variant, registry-error None or a str), so the answer alone, None
+        # (aborted) or the failure's text.
+        if self.aborted():
+            return None
+        if self.registry is None:
+            return file_answer_to_wit(FileAnswer("unavailable"))
+        try:
+            answer = self.registry.read_file(self.cwd, name, path)
+        except RegistryFailure as error:
+            return str(error)
+        return self.note_read(name, path, file_answer_to_wit(answer))
+
+    def note_read(self, name: str, path: str, answer: Any) -> Any:
+        """Notes ``(name, path)`` when ``answer`` (as lowered) is ``text``; returns it."""
+        if isinstance(answer, Variant) and answer.tag == "text":
+            self.files_read.add((name, path))
+        return answer
 
     # dsh:skill/session ----------------------------------------------------
 

@@ -4,7 +4,8 @@ bindings and the Node host check it: each function of
 ``dsh:skill/plugin@{version}`` by name and by type. A type is written out
 from wasmtime-py's ``component.type`` (parameter names left out, as
 wasmtime's own type check leaves them out); the expected ones are the WIT's
-(``wit/world.wit`` for 0.3.0, ``wit/released/0.2.0`` and ``wit/released/0.1.0``)."""
+(``wit/world.wit`` for 0.4.0, ``wit/released/0.3.0``, ``wit/released/0.2.0``
+and ``wit/released/0.1.0``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,15 @@ from wasmtime.component import _types as t
 
 #: The functions of each interface version and their types.
 SIGNATURES: dict[str, dict[str, str]] = {
+    # 0.4.0 added the tool value's `file` case (and two registry imports).
+    "0.4.0": {
+        "configure": "func(string) -> result<_, string>",
+        "definition": "func() -> record{name: string, description: string, parameters: string}",
+        "pre-step": "func(record{session: u64, registry-revision: option<u64>, history-version: u64, tool-view: enum{visible, hidden, shadowed}, aborted: bool, proposal: variant{enter(u32), reject}}) -> result<_, variant{aborted}>",
+        "invoke": "func(string) -> result<record{value: variant{skill(record{name: string, provider: string, resource-base: option<variant{directory(string), url(string), opaque(string)}>, content: string}), matches(list<record{name: string, description: string}>), file(record{name: string, provider: string, path: string, content: string})}, text: string, loaded: option<record{name: string, provider: string, body-digest: option<string>}>}, string>",
+        "system-prompt": "func() -> result<string, variant{aborted}>",
+        "expand": "func(string) -> result<string, variant{aborted}>",
+    },
     # 0.3.0 changed the imports only (skill-summary, step.decide): its plugin interface is 0.2.0's.
     "0.3.0": {
         "configure": "func(string) -> result<_, string>",

@@ -10,10 +10,21 @@ import errno
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Optional, Tuple
 
+from . import local_files
 from .frontmatter import SkillFileRefusal, parse_skill_file
-from .registry import Candidate, Definition, Listing, ProviderError, ResourceBase, SkippedFile, body_digest
+from .registry import (
+    Candidate,
+    Definition,
+    FileAnswer,
+    Listing,
+    ProviderError,
+    ResourceBase,
+    SkillFile,
+    SkippedFile,
+    body_digest,
+)
 
 #: The provider's registered name.
 LOCAL_PROVIDER = "local"
@@ -170,11 +181,14 @@ class LocalProvider:
         path = candidate.path
         if path is None:
             raise ProviderError(f'skill "{candidate.name}" has no file, so the {LOCAL_PROVIDER} provider cannot load it')
+        bundle = candidate.folder_identity is not None or (
+            candidate.file_identity is None and os.path.basename(path) == SKILL_FILE
+        )
         try:
-            text = read_skill_text(path, os.path.basename(path) == SKILL_FILE)
+            text, file_identity, folder_identity = read_skill(path, bundle)
         except OSError as error:
             raise ProviderError(f"cannot read skill file {path}: {io_error(error)}") from None
-        if not isinstance(text, str):
+        if not isinstance(text, str) or isinstance(text, Refused):
             return None
         try:
             parsed = parse_skill_file(text)
@@ -184,8 +198,19 @@ class LocalProvider:
             name=parsed.name, description=parsed.description, provider=LOCAL_PROVIDER, source=candidate.source,
             invocation=parsed.invocation, when_to_use=parsed.when_to_use, resource_base=candidate.resource_base,
             rank=candidate.rank, path=path, body_digest=body_digest(parsed.body), metadata=parsed.metadata,
+            file_identity=file_identity, folder_identity=folder_identity,
         )
         return Definition(summary, parsed.body)
+
+    def list_files(self, cwd: str | None, candidate: Candidate) -> list[SkillFile] | None:
+        """A skill's files but its skill file (contract 0.4.0), as the MCP
+        server's Skills extension walks a bundle: :func:`~dsh_skill.local_files.list_files`."""
+        return local_files.list_files(candidate)
+
+    def read_file(self, cwd: str | None, candidate: Candidate, path: str) -> FileAnswer:
+        """One file of a skill, read afresh and confined to its folder:
+        :func:`~dsh_skill.local_files.read_file`."""
+        return local_files.read_file(candidate, path)
 
 
 class Refused(str):
@@ -271,7 +296,7 @@ def _entry_kind(path: str, listing: Listing) -> str | None:
 
 def _read_candidate(root: SkillRoot, file: str, base: str, bundle: bool, listing: Listing) -> Candidate | None:
     try:
-        text = read_skill_text(file, bundle)
+        text, file_identity, folder_identity = read_skill(file, bundle)
     except OSError as error:
         _incomplete(listing, file, "cannot read skill file", error)
         return None
@@ -295,49 +320,63 @@ def _read_candidate(root: SkillRoot, file: str, base: str, bundle: bool, listing
         invocation=parsed.invocation, when_to_use=parsed.when_to_use,
         resource_base=ResourceBase("directory", base), rank=root.rank, path=file,
         body_digest=body_digest(parsed.body), metadata=parsed.metadata,
+        file_identity=file_identity, folder_identity=folder_identity,
     )
 
 
 def read_skill_text(path: str, bundle: bool) -> str | Refused | None:
     """The skill file's text; a :class:`Refused` reason; None when there is
     no such file. Raises OSError for failures that leave its state unknown."""
+    return read_skill(path, bundle)[0]
+
+
+Identity = Optional[Tuple[int, int]]
+
+
+def read_skill(path: str, bundle: bool) -> tuple[str | Refused | None, Identity, Identity]:
+    """:func:`read_skill_text`, with the identities ``(st_dev, st_ino)`` of
+    the file read and of a bundle's folder it was opened beneath (None for a
+    flat file): what the listing opened, which a skill's files are served from."""
     try:
-        fd = _open_skill_file(path, bundle)
+        fd, folder_identity = _open_skill_file(path, bundle)
     except OSError as error:
         if _broken(error):
-            return Refused(f"broken symbolic link: {io_error(error)}") if _is_symlink(path) else None
+            return (Refused(f"broken symbolic link: {io_error(error)}") if _is_symlink(path) else None), None, None
         raise
     try:
-        data = _read_regular(fd)
+        info = os.fstat(fd)
+        data = _read_regular(fd, info)
     finally:
         os.close(fd)
+    identity = (info.st_dev, info.st_ino)
     if isinstance(data, Refused):
-        return data
+        return data, identity, folder_identity
     if b"\0" in data:
-        return Refused("binary file (contains NUL bytes), not a text skill file")
+        return Refused("binary file (contains NUL bytes), not a text skill file"), identity, folder_identity
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), identity, folder_identity
     except UnicodeDecodeError as error:
-        return Refused(f"not UTF-8 text (invalid byte at offset {error.start})")
+        return Refused(f"not UTF-8 text (invalid byte at offset {error.start})"), identity, folder_identity
 
 
-def _open_skill_file(path: str, bundle: bool) -> int:
+def _open_skill_file(path: str, bundle: bool) -> tuple[int, Identity]:
     """Opens without blocking (a FIFO in a skill file's place must not hang
-    the listing); a bundle's ``SKILL.md`` beneath its folder, opened first."""
+    the listing); a bundle's ``SKILL.md`` beneath its folder, opened first
+    (its identity returned with it)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
     if not bundle:
-        return os.open(path, flags)
-    folder = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return os.open(path, flags), None
+    folder = local_files.open_folder(os.path.dirname(path))
     try:
-        return os.open(os.path.basename(path), flags, dir_fd=folder)
+        info = os.fstat(folder)
+        return os.open(os.path.basename(path), flags, dir_fd=folder), (info.st_dev, info.st_ino)
     finally:
         os.close(folder)
 
 
-def _read_regular(fd: int) -> bytes | Refused:
+def _read_regular(fd: int, info: os.stat_result) -> bytes | Refused:
     """The bytes of a regular file of at most the limit, judged on what was
-    opened; a file growing meanwhile is still never read past the limit."""
-    info = os.fstat(fd)
+    opened (``info``, its ``fstat``); a file growing meanwhile is still never read past the limit."""
     if not stat.S_ISREG(info.st_mode):
         return Refused("not a regular file")
     limit = MAX_SKILL_FILE_BYTES

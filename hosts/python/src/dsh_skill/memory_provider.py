@@ -1,7 +1,8 @@
 """The in-memory provider (spec §4.3): skills given as JSON objects, an
-optional failure, an optional explicit incomplete listing, and per-skill
-overrides of what a load finds. Its error texts are the Rust host's, so a
-tool error reads the same in every host."""
+optional failure, an optional explicit incomplete listing, per-skill
+overrides of what a load finds, and a skill's files (its ``"files"``
+object, contract 0.4.0). Its error texts are the Rust host's, so a tool
+error reads the same in every host."""
 
 from __future__ import annotations
 
@@ -9,7 +10,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from .jsonvalue import F64, as_i64, format_f64, stringify
-from .registry import Candidate, Definition, Invocation, Listing, ProviderError, ResourceBase, body_digest
+from .names import is_skill_file_path
+from .registry import (
+    MISSING,
+    UNAVAILABLE,
+    Candidate,
+    Definition,
+    FileAnswer,
+    Invocation,
+    Listing,
+    ProviderError,
+    ResourceBase,
+    SkillFile,
+    body_digest,
+    file_answer,
+)
 
 #: The rank of a skill that names none.
 DEFAULT_RANK = 100
@@ -85,6 +100,52 @@ def resource_base(value: Any) -> ResourceBase | None:
     )
 
 
+@dataclass(frozen=True)
+class MemoryFile:
+    """One file of a skill in memory: its text, or only its size (a binary
+    file, ``binary``; one over the cap of a read, ``too-large``)."""
+
+    size: int
+    text: str | None = None
+    kind: str = "text"
+
+    def answer(self) -> FileAnswer:
+        if self.text is not None:
+            return file_answer(self.text.encode("utf-8", "surrogatepass"))
+        return FileAnswer(self.kind, size=self.size)
+
+
+_FILE_FORMS = {"binary": "binary", "tooLarge": "too-large"}
+
+
+def skill_files(fields: dict[str, Any], provider: str) -> dict[str, MemoryFile] | None:
+    """A skill's ``"files"`` (None when it has none): each key a path inside
+    the skill, each value a text, ``{"binary": n}`` or ``{"tooLarge": n}``
+    (``n`` a whole number of bytes). Raises ValueError naming the first key
+    or value refused, in skill-host's words."""
+    files = fields.get("files")
+    if files is None:
+        return None
+    subject = f'skill {stringify(fields.get("name"))} of provider "{provider}"'
+    if not isinstance(files, dict):
+        raise ValueError(f"{subject}: `files` must be an object")
+    found: dict[str, MemoryFile] = {}
+    for path, value in files.items():
+        if not is_skill_file_path(path):
+            raise ValueError(f"{subject}: file path {stringify(path)} is not a path inside a skill")
+        if isinstance(value, str):
+            found[path] = MemoryFile(len(value.encode("utf-8", "surrogatepass")), value)
+            continue
+        form = next(iter(value), None) if isinstance(value, dict) and len(value) == 1 else None
+        size = value[form] if form in _FILE_FORMS else None
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size < 2**64:  # serde's as_u64
+            raise ValueError(
+                f'{subject}: file {stringify(path)} must be a string, {{"binary": size}} or {{"tooLarge": size}}'
+            )
+        found[path] = MemoryFile(size, None, _FILE_FORMS[form])
+    return found
+
+
 @dataclass
 class MemorySkill:
     """A skill as given: its fields, and what a load finds (``...``: as
@@ -104,6 +165,7 @@ class MemoryProvider:
         self.skills = skills
         for skill in skills:
             self._candidate(skill.fields)
+            skill_files(skill.fields, name)
 
     @classmethod
     def of(cls, name: str, skills: list[dict[str, Any]], complete: bool = True, fail: str | None = None) -> MemoryProvider:
@@ -164,6 +226,28 @@ class MemoryProvider:
             except ValueError as error:
                 raise ProviderError(str(error)) from None
         return Listing(candidates, self.complete)
+
+    def _files(self, candidate: Candidate) -> dict[str, MemoryFile] | None:
+        if self.fail is not None:
+            raise ProviderError(self.fail)
+        skill = next((s for s in self.skills if s.fields.get("name") == candidate.name), None)
+        try:
+            return None if skill is None else skill_files(skill.fields, self.name)
+        except ValueError as error:
+            raise ProviderError(str(error)) from None
+
+    def list_files(self, cwd: str | None, candidate: Candidate) -> list[SkillFile] | None:
+        """The skill's ``"files"`` with their sizes; None when it has none."""
+        files = self._files(candidate)
+        return None if files is None else [SkillFile(path, file.size) for path, file in files.items()]
+
+    def read_file(self, cwd: str | None, candidate: Candidate, path: str) -> FileAnswer:
+        """The file ``path`` of the skill's ``"files"``: ``unavailable`` when it has none."""
+        files = self._files(candidate)
+        if files is None:
+            return UNAVAILABLE
+        file = files.get(path)
+        return MISSING if file is None else file.answer()
 
     def load(self, cwd: str | None, candidate: Candidate) -> Definition | None:
         skill = next((s for s in self.skills if s.fields.get("name") == candidate.name), None)

@@ -6,12 +6,12 @@ user-message ``data`` dicts as the session log stores them (``content``,
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wasmtime.component import Record
+from wasmtime.component import Record, Variant
 
 from .errors import HostError
 from .imports import CallContext, StepState, content_to_wit, record
@@ -69,7 +69,7 @@ class StepOutcome:
 
 @dataclass
 class ToolOutcome:
-    """A ``skill`` call's result: ``value`` (the skill, or ``{"matches": […]}``)
+    """A ``skill`` call's result: ``value`` (the skill, a file of it, or ``{"matches": […]}``)
     and ``text``, or ``error``; ``loaded`` is what the plugin asked to record."""
 
     value: dict[str, Any] | None = None
@@ -170,8 +170,9 @@ class Plugin:
     def invoke(self, registry: SkillRegistry, arguments: str | dict[str, Any], cwd: str | None = None) -> ToolOutcome:
         """Calls the ``skill`` tool with the model's JSON arguments."""
         text = arguments if isinstance(arguments, str) else stringify(arguments)
-        returned = self.sandbox.call("invoke", "invoke", [text], CallContext(registry, None, cwd))
-        return checked_tool_outcome(returned, text, self._check("invoke"))
+        context = CallContext(registry, None, cwd)
+        returned = self.sandbox.call("invoke", "invoke", [text], context)
+        return checked_tool_outcome(returned, text, self._check("invoke"), context.files_read)
 
     def system_prompt(self, registry: SkillRegistry, cwd: str | None = None) -> str:
         """Pi-style disclosure: the system-prompt block (empty when no skill is visible)."""
@@ -323,9 +324,13 @@ def _arguments(text: str) -> Any:
         return None
 
 
-def checked_tool_outcome(returned: Any, arguments: str, check: OutputCheck) -> ToolOutcome:
+def checked_tool_outcome(
+    returned: Any, arguments: str, check: OutputCheck, files_read: Collection[tuple[str, str]] = frozenset()
+) -> ToolOutcome:
     """A ``skill`` call's result as ``invoke`` returned it for ``arguments``,
-    checked (spec §8.5). 0.1.0's value is a skill-result record: read as
+    checked (spec §8.5); ``files_read`` holds the ``(name, path)`` the
+    registry answered ``text`` for during the call (the only files a
+    ``file`` value may be). 0.1.0's value is a skill-result record: read as
     ``skill(…)`` (spec §9.4), as a Record is."""
 
     def invalid(reason: str) -> HostError:
@@ -341,15 +346,26 @@ def checked_tool_outcome(returned: Any, arguments: str, check: OutputCheck) -> T
     check.text(lambda: "the text", text)
     value = returned.value
     loaded = returned.loaded
-    # tool-value: skill(skill-result) | matches(list): a Record or a list.
-    if isinstance(value, list):
+    # tool-value: 0.4.0's skill(record) | matches(list) | file(record) is a
+    # Variant (two record cases); 0.3.0's and 0.2.0's skill | matches a Record
+    # or a list; 0.1.0's the skill-result Record itself.
+    if isinstance(value, Variant):
+        case, value = value.tag, value.payload
+    else:
+        case = "matches" if isinstance(value, list) else "skill"
+    if case == "matches":
         return _matches(value, loaded, arguments, text, check, invalid)
     check.text(lambda: "the value's name", value.name)
     check.text(lambda: "the value's provider", value.provider)
-    check.text(lambda: "the value's content", value.content)
-    base = getattr(value, "resource-base")
-    if base is not None:
-        check.text(lambda: "the value's resource base", base.payload)
+    if case == "file":
+        check.text(lambda: "the value's path", value.path)
+        check.text(lambda: "the value's content", value.content)
+        base = None
+    else:
+        check.text(lambda: "the value's content", value.content)
+        base = getattr(value, "resource-base")
+        if base is not None:
+            check.text(lambda: "the value's resource base", base.payload)
     if not is_skill_name(value.name):
         raise invalid(f"the value names skill {stringify(value.name)}, which is not a valid skill name")
     asked = _arguments(arguments)
@@ -359,6 +375,10 @@ def checked_tool_outcome(returned: Any, arguments: str, check: OutputCheck) -> T
         raise invalid(f'the value is skill "{value.name}", but the arguments asked for {shown}')
     if value.provider == "":
         raise invalid(f'the value of skill "{value.name}" names no provider')
+    if case == "file" and (value.name, value.path) not in files_read:
+        raise invalid(
+            f'the value is file {stringify(value.path)} of skill "{value.name}", which the registry did not read for this call'
+        )
     recorded = None
     if loaded is not None:
         digest = getattr(loaded, "body-digest")
@@ -368,6 +388,8 @@ def checked_tool_outcome(returned: Any, arguments: str, check: OutputCheck) -> T
             raise invalid(f"the load it records has a body digest that is not up to {MAX_DIGEST_BYTES} printable ASCII characters")
         recorded = {"name": loaded.name, "provider": loaded.provider, "bodyDigest": digest}
     ok = Ordered(name=value.name, provider=value.provider)
+    if case == "file":
+        ok["path"] = value.path
     if base is not None:
         key = {"directory": "path", "url": "url", "opaque": "description"}[base.tag]
         ok["resourceBase"] = Ordered(kind=base.tag, **{key: base.payload})

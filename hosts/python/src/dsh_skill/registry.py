@@ -4,7 +4,10 @@ from the winning provider on every call.
 
 A provider is any object with ``name``, ``list(cwd) -> Listing`` (raising
 :class:`ProviderError` when it fails) and ``load(cwd, candidate) ->
-Definition | None``.
+Definition | None``; one that serves a skill's files (spec §3.15, contract
+0.4.0) has ``list_files(cwd, candidate) -> list[SkillFile] | None`` and
+``read_file(cwd, candidate, path) -> FileAnswer`` too (None and
+``unavailable``: no files for that skill).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from .names import is_skill_name
+from .names import MAX_SKILL_FILE_READ_BYTES, is_skill_file_path, is_skill_name
 
 #: How many complete snapshots are cached (one per cwd).
 DEFAULT_CACHE_CAPACITY = 128
@@ -72,6 +75,12 @@ class Candidate:
     path: str | None = None
     body_digest: str | None = None
     metadata: dict[str, Any] | None = None
+    #: The local skill file the listing read, ``(st_dev, st_ino)``, links
+    #: followed; None for every other provider's skills.
+    file_identity: tuple[int, int] | None = None
+    #: A local bundle's folder as the listing opened it, ``(st_dev, st_ino)``;
+    #: None for a flat skill file and for every other provider's skills.
+    folder_identity: tuple[int, int] | None = None
 
 
 @dataclass
@@ -80,6 +89,57 @@ class Definition:
 
     summary: Candidate
     content: str
+
+
+@dataclass(frozen=True)
+class SkillFile:
+    """One file of a skill other than its skill file: its path inside the
+    skill (``/``-separated) and its size in bytes when known unread."""
+
+    path: str
+    size: int | None = None
+
+
+@dataclass(frozen=True)
+class SkillFiles:
+    """``list-skill-files``' answer: the first files by byte order of their
+    paths, and how many there are in all."""
+
+    files: list[SkillFile]
+    total: int
+
+
+@dataclass(frozen=True)
+class FileAnswer:
+    """``read-skill-file``'s answer: ``kind`` is ``text`` (with ``text``),
+    ``binary`` or ``too-large`` (with ``size``), ``missing`` or ``unavailable``."""
+
+    kind: str
+    text: str | None = None
+    size: int | None = None
+
+
+MISSING = FileAnswer("missing")
+UNAVAILABLE = FileAnswer("unavailable")
+
+
+def too_large(size: int) -> FileAnswer | None:
+    """``too-large`` for a file over the cap of one read (decided from its size, unread), else None."""
+    return FileAnswer("too-large", size=size) if size > MAX_SKILL_FILE_READ_BYTES else None
+
+
+def file_answer(data: bytes) -> FileAnswer:
+    """A file's bytes as read (at most the cap): ``binary`` when they are
+    not UTF-8 or hold a NUL, else ``text``."""
+    over = too_large(len(data))
+    if over is not None:
+        return over
+    if b"\0" in data:
+        return FileAnswer("binary", size=len(data))
+    try:
+        return FileAnswer("text", text=data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return FileAnswer("binary", size=len(data))
 
 
 @dataclass
@@ -299,6 +359,63 @@ class SkillRegistry:
             self.invalidate()
             return None
         return definition
+
+    def _file_winner(self, cwd: str | None, name: str) -> tuple[Any, Candidate] | None:
+        """The provider (an object serving files) and candidate of ``name``'s
+        winner, found as :meth:`get` finds it; None when nothing has it, it is
+        a runtime skill, or its provider serves no files."""
+        if not is_skill_name(name):
+            return None
+        winner = self.list(cwd).find(name)
+        if winner is None or winner.provider is None or winner.provider >= len(self._providers):
+            return None
+        provider = self._providers[winner.provider]
+        if not callable(getattr(provider, "list_files", None)) or not callable(getattr(provider, "read_file", None)):
+            return None
+        return provider, winner.candidate
+
+    def list_files(self, cwd: str | None, name: str, limit: int) -> SkillFiles | None:
+        """``list-skill-files``: the winner's files but its skill file, in byte
+        order of their paths (UTF-8), the first ``limit``, and the total; a
+        path outside the grammar is never listed. None when the winner's
+        provider serves no files for it, or there is no winner. Raises
+        :class:`RegistryFailure` when a provider fails."""
+        found = self._file_winner(cwd, name)
+        if found is None:
+            return None
+        provider, candidate = found
+        try:
+            files = provider.list_files(cwd, candidate)
+        except ProviderError as error:
+            raise RegistryFailure(str(error)) from error
+        if files is None:
+            return None
+        served = sorted(
+            (file for file in files if is_skill_file_path(file.path)),
+            key=lambda file: file.path.encode("utf-8", "surrogatepass"),
+        )
+        return SkillFiles(served[: max(limit, 0)], len(served))
+
+    def read_file(self, cwd: str | None, name: str, path: str) -> FileAnswer:
+        """``read-skill-file``: the winner's file ``path``, read afresh;
+        ``missing`` for a path outside the grammar (nothing is asked),
+        ``unavailable`` when the winner's provider serves no files for it or
+        there is no winner. Raises :class:`RegistryFailure` when a provider fails."""
+        if not is_skill_file_path(path):
+            return MISSING
+        found = self._file_winner(cwd, name)
+        if found is None:
+            return UNAVAILABLE
+        provider, candidate = found
+        try:
+            answer = provider.read_file(cwd, candidate, path)
+        except ProviderError as error:
+            raise RegistryFailure(str(error)) from error
+        # Whatever a provider read, one read returns at most the cap.
+        if answer.kind == "text" and answer.text is not None:
+            size = len(answer.text.encode("utf-8", "surrogatepass"))
+            return too_large(size) or answer
+        return answer
 
     def _collect(self, cwd: str | None) -> Snapshot:
         complete = True

@@ -200,7 +200,7 @@ class _Replay:
                 value = checked_definition(raw, check)
                 concluded = {"ok": {"name": value.name, "description": value.description, "parameters": value.parameters}}
             elif name == "invoke":
-                concluded = {"ok": _tool_outcome(checked_tool_outcome(raw, texts[0], check))}
+                concluded = {"ok": _tool_outcome(checked_tool_outcome(raw, texts[0], check, context.files_read))}
             else:
                 concluded = {"ok": checked_text(raw, "the system prompt" if name == "system-prompt" else "the expansion", check)}
         except HostError as error:

@@ -115,6 +115,14 @@ class TracedContext(CallContext):
     def get_skill(self, name: str) -> Variant:
         return self._answer("registry.get-skill", {"name": name}, values.get_skill_answer)
 
+    def list_skill_files(self, name: str, limit: int) -> Variant:
+        return self._answer("registry.list-skill-files", {"name": name, "limit": limit}, values.skill_files_answer)
+
+    def read_skill_file(self, name: str, path: str) -> Variant | str | None:
+        """The trace's answer; a ``text`` one is noted as the host notes its own (spec §8.5)."""
+        answer = self._answer("registry.read-skill-file", {"name": name, "path": path}, values.file_answer)
+        return self.note_read(name, path, answer)
+
     # dsh:skill/session ----------------------------------------------------
 
     def list_user_messages(self, filters: list[Record], before: int | None, limit: int) -> Record:

@@ -259,6 +259,43 @@ def get_skill_answer(value: Any) -> Variant:
     return Variant("ok", None if payload is None else _definition(payload))
 
 
+def skill_files_answer(value: Any) -> Variant:
+    """``result<option<skill-files>, registry-error>`` (tagged, as get-skill's)."""
+    ok, payload = _result(value, "a file listing")
+    if not ok:
+        return Variant("err", _registry_error(payload))
+    if payload is None:
+        return Variant("ok", None)
+    fields = _fields(payload, "a file listing", ("files", "total"))
+    if not isinstance(fields["files"], list):
+        raise TraceFormatError(f"a file listing: {stringify(fields['files'])} is not a list")
+    files = [_record(file, "a skill file", ("path", "size")) for file in fields["files"]]
+    return Variant("ok", record(files=files, total=fields["total"]))
+
+
+_FILE_CASES = {"Text": "text", "Binary": "binary", "TooLarge": "too-large", "Missing": "missing", "Unavailable": "unavailable"}
+
+
+def file_answer(value: Any) -> Variant | str | None:
+    """``result<file-answer, registry-error>``: untagged, the ``file-answer``
+    (a Variant: two ``u64`` cases), None (aborted) or the failure's text."""
+    ok, payload = _result(value, "a file answer")
+    if not ok:
+        return _registry_error(payload)
+    case, inner = _one_case(payload, "a file answer")
+    tag = _FILE_CASES.get(case)
+    if tag is None:
+        raise TraceFormatError(f"a file answer: {stringify(payload)} is no case of file-answer")
+    if tag in ("missing", "unavailable"):
+        if not isinstance(payload, str):
+            raise TraceFormatError(f"a file answer: {stringify(payload)} has a payload")
+        return Variant(tag)
+    wanted = str if tag == "text" else int
+    if not isinstance(inner, wanted) or isinstance(inner, bool):
+        raise TraceFormatError(f"a file answer: {stringify(payload)} is not {case} with its {'text' if tag == 'text' else 'size'}")
+    return Variant(tag, inner)
+
+
 def page_answer(value: Any) -> Record:
     """``message-ref-page``: ``{refs: [{seq, visible}], next}``."""
     fields = _fields(value, "a message page", ("refs", "next"))

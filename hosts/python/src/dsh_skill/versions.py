@@ -3,12 +3,17 @@ skill-host's ``ContractVersion::ACCEPTED``: the one a component is built for
 (the newest whose plugin interface it exports), the refusal of any other,
 and the import functions each is linked with.
 
-A 0.3.0 component is answered by :class:`~dsh_skill.imports.CallContext`
-(or a subclass: the trace replayer answers from a trace) as it is. A 0.2.0 or 0.1.0 one (their imports are alike) is answered by the
-same functions, converted as skill-host's ``bindings/v0_2_0.rs`` converts
-them: a skill summary has no ``when-to-use``, and an added message is a
-``message`` whose source is the JSON text the plugin wrote, kept as written
-and checked as it always was (spec §8.5)."""
+A 0.4.0 component is answered by :class:`~dsh_skill.imports.CallContext`
+(or a subclass: the trace replayer answers from a trace) as it is. A 0.3.0
+one is answered by the same functions but the two 0.4.0 added
+(``list-skill-files``, ``read-skill-file``): its imports are 0.4.0's
+without them, and its tool value has no ``file`` case (read as any other
+value, :func:`~dsh_skill.plugin.checked_tool_outcome`). A 0.2.0 or 0.1.0
+one (their imports are alike) is answered as a 0.3.0 one, converted as
+skill-host's ``bindings/v0_2_0.rs`` converts them: a skill summary has no
+``when-to-use``, and an added message is a ``message`` whose source is the
+JSON text the plugin wrote, kept as written and checked as it always was
+(spec §8.5)."""
 
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from .errors import HostError
 from .imports import CallContext
 
 #: Every version this host runs, newest first.
-VERSIONS = ("0.3.0", "0.2.0", "0.1.0")
+VERSIONS = ("0.4.0", "0.3.0", "0.2.0", "0.1.0")
 #: The version of the packaged component (and of ``wit/world.wit``).
 CURRENT = VERSIONS[0]
 
@@ -85,6 +90,8 @@ _CURRENT: dict[str, dict[str, ImportFunction]] = {
         "snapshot": _method("snapshot"),
         "list-skills": _method("list_skills"),
         "get-skill": _method("get_skill"),
+        "list-skill-files": _method("list_skill_files"),
+        "read-skill-file": _method("read_skill_file"),
     },
     "session": {
         "list-user-messages": _method("list_user_messages"),
@@ -93,8 +100,16 @@ _CURRENT: dict[str, dict[str, ImportFunction]] = {
     "step": {"proposed-messages": _method("proposed_messages"), "decide": _method("decide")},
 }
 
+#: 0.4.0 added the registry's file functions; 0.3.0's imports are the rest.
+_FILE_FUNCTIONS = ("list-skill-files", "read-skill-file")
+
+_0_3: dict[str, dict[str, ImportFunction]] = {
+    **_CURRENT,
+    "registry": {name: f for name, f in _CURRENT["registry"].items() if name not in _FILE_FUNCTIONS},
+}
+
 _BEFORE_0_3: dict[str, dict[str, ImportFunction]] = {
-    "registry": {**_CURRENT["registry"], "snapshot": _snapshot_0_2, "list-skills": _list_skills_0_2},
+    "registry": {**_0_3["registry"], "snapshot": _snapshot_0_2, "list-skills": _list_skills_0_2},
     "session": _CURRENT["session"],
     "step": {**_CURRENT["step"], "decide": _decide_0_2},
 }
@@ -103,4 +118,6 @@ _BEFORE_0_3: dict[str, dict[str, ImportFunction]] = {
 def imports(version: str) -> dict[str, dict[str, ImportFunction]]:
     """The functions of each imported interface (``registry``, ``session``,
     ``step``) that a component of ``version`` is linked with."""
-    return _CURRENT if version == CURRENT else _BEFORE_0_3
+    if version == CURRENT:
+        return _CURRENT
+    return _0_3 if version == "0.3.0" else _BEFORE_0_3
