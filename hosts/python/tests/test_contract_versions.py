@@ -1,9 +1,10 @@
 """Every contract version skill-host runs runs here too, as in
-contract_versions.rs (spec §9.4): the packaged plugin is a 0.3.0 one, the
+contract_versions.rs (spec §9.4): the packaged plugin is a 0.4.0 one, the
 hostile plugin a 0.2.0 one, a plugin built against the released
 dsh:skill@0.1.0 (tests/fixtures/plugin-v0-1) runs every export; a version
 this host does not run is refused with skill-host's text, and a skill
-summary carries its whenToUse for a 0.3.0 plugin only."""
+summary carries its whenToUse for a 0.3.0 or later plugin only. (0.3.0's
+own adapter: test_files.py.)"""
 
 from __future__ import annotations
 
@@ -17,21 +18,21 @@ from wasmtime import _ffi as ffi
 from dsh_skill import HostError, MemoryProvider, Plugin, Scenario, SkillRegistry, packaged_component
 from dsh_skill.imports import CallContext
 from dsh_skill.sandbox import Compiled
-from dsh_skill.versions import imports
+from dsh_skill.versions import CURRENT, imports
 from helpers import hostile, plugin_v0_1
 
 #: skill-host's refusal of a version it does not run (tests/end_to_end/contract_versions.rs).
 NOT_RUN = (
-    "cannot load the plugin component: the component exports dsh:skill/plugin@0.4.0, but this host runs one that "
-    "exports dsh:skill/plugin@0.3.0 or dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0"
+    "cannot load the plugin component: the component exports dsh:skill/plugin@0.5.0, but this host runs one that "
+    "exports dsh:skill/plugin@0.4.0 or dsh:skill/plugin@0.3.0 or dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0"
 )
 
 
 def exporting(version: str) -> bytes:
-    """The packaged plugin with its export renamed to ``version`` (its imports stay 0.3.0's)."""
+    """The packaged plugin with its export renamed to ``version`` (its imports stay the current version's)."""
     component = packaged_component()
-    assert component.count(b"dsh:skill/plugin@0.3.0") > 0
-    return component.replace(b"dsh:skill/plugin@0.3.0", f"dsh:skill/plugin@{version}".encode())
+    assert component.count(f"dsh:skill/plugin@{CURRENT}".encode()) > 0
+    return component.replace(f"dsh:skill/plugin@{CURRENT}".encode(), f"dsh:skill/plugin@{version}".encode())
 
 
 def lower(store: wasmtime.Store, ty: Any, value: Any) -> None:
@@ -74,13 +75,13 @@ class ContractVersions(unittest.TestCase):
         self.assertEqual(str(raised.exception), 'this 0.1.0 plugin refuses {"refuse":true}')
 
     def test_each_plugin_runs_as_the_version_it_exports(self) -> None:
-        self.assertEqual(Plugin.create(cache_dir=None).sandbox.version, "0.3.0")
+        self.assertEqual(Plugin.create(cache_dir=None).sandbox.version, "0.4.0")
         self.assertEqual(Plugin.create(hostile(), {"mode": "none"}, cache_dir=None).sandbox.version, "0.2.0")
         self.assertEqual(Plugin.create(plugin_v0_1(), cache_dir=None).sandbox.version, "0.1.0")
 
     def test_a_version_this_host_does_not_run_is_refused_with_those_it_does(self) -> None:
         with self.assertRaises(HostError) as raised:
-            Plugin.create(exporting("0.4.0"), cache_dir=None)
+            Plugin.create(exporting("0.5.0"), cache_dir=None)
         self.assertEqual(str(raised.exception), NOT_RUN)
 
     def test_a_component_importing_another_version_than_it_exports_is_refused_when_loaded(self) -> None:
@@ -88,11 +89,11 @@ class ContractVersions(unittest.TestCase):
             Plugin.create(exporting("0.2.0"), cache_dir=None)
         self.assertEqual(
             str(raised.exception),
-            "cannot load the plugin component: component imports instance `dsh:skill/registry@0.3.0`, "
+            "cannot load the plugin component: component imports instance `dsh:skill/registry@0.4.0`, "
             "but a matching implementation was not found in the linker",
         )
 
-    def test_a_summary_carries_its_when_to_use_for_a_0_3_0_plugin_only(self) -> None:
+    def test_a_summary_carries_its_when_to_use_for_a_0_3_0_or_later_plugin_only(self) -> None:
         registry = SkillRegistry()
         skills = [
             {"name": "a-skill", "description": "A.", "content": "A body.", "whenToUse": "When asked."},
@@ -101,7 +102,7 @@ class ContractVersions(unittest.TestCase):
         registry.register_provider(MemoryProvider.of("memory", skills))
         context = CallContext(registry, None, "/workspace")
         answers: dict[str, Any] = {}
-        for component, version in ((packaged_component(), "0.3.0"), (hostile(), "0.2.0"), (plugin_v0_1(), "0.1.0")):
+        for component, version in ((packaged_component(), "0.4.0"), (hostile(), "0.2.0"), (plugin_v0_1(), "0.1.0")):
             with self.subTest(version=version):
                 compiled = Compiled(component, None)
                 self.assertEqual(compiled.version, version)
@@ -110,7 +111,7 @@ class ContractVersions(unittest.TestCase):
                 listed = registry_imports["list-skills"](context, None)
                 for summaries in (answer.payload.skills, listed):
                     self.assertEqual([summary.name for summary in summaries], ["a-skill", "b-skill"])
-                    if version == "0.3.0":
+                    if version == "0.4.0":
                         self.assertEqual([getattr(summary, "when-to-use") for summary in summaries], ["When asked.", None])
                     else:
                         self.assertFalse(any(hasattr(summary, "when-to-use") for summary in summaries))
@@ -122,8 +123,8 @@ class ContractVersions(unittest.TestCase):
                 if "list-skills" in types:
                     lower(store, types["list-skills"].ty.result, listed)
                 answers[version] = (store, types, answer)
-        store, types, _ = answers["0.3.0"]
-        with self.assertRaises(AttributeError, msg="a 0.3.0 summary needs its when-to-use"):
+        store, types, _ = answers["0.4.0"]
+        with self.assertRaises(AttributeError, msg="a 0.4.0 summary needs its when-to-use"):
             lower(store, types["snapshot"].ty.result, answers["0.2.0"][2])
 
     def test_a_component_that_is_not_a_plugin_is_refused(self) -> None:

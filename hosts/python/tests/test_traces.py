@@ -155,7 +155,7 @@ class Mismatches(unittest.TestCase):
     def test_a_trace_of_another_contract_version_is_refused(self) -> None:
         self.assertEqual(
             replay(self.lifecycle, hostile()),
-            ["call 0 (`configure` on instance 0): the trace is of a dsh:skill@0.3.0 component, this one dsh:skill@0.2.0"],
+            ["call 0 (`configure` on instance 0): the trace is of a dsh:skill@0.4.0 component, this one dsh:skill@0.2.0"],
         )
 
     def test_a_call_on_an_instance_never_made_is_a_malformed_trace(self) -> None:
