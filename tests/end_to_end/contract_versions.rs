@@ -22,8 +22,11 @@ static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin
 /// `wit/released/0.2.0/world.wit`'s SHA-256, as released.
 const RELEASED_0_2_0: &str = "f9ec91819d7e4f4fa3a45cfe9ba6c2b2bfa6e5d1752ff876606396bed48cff83";
 
+/// `wit/released/0.3.0/world.wit`'s SHA-256, as released.
+const RELEASED_0_3_0: &str = "53dba17b0485ca3d51445ad08e200c4c569718c46d0c5d44ef9df725ec944433";
+
 /// The refusal of a version the host does not run, after `cannot load the plugin component: `.
-const NOT_RUN: &str = "the component exports dsh:skill/plugin@0.4.0, but this host runs one that exports dsh:skill/plugin@0.3.0 or dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0";
+const NOT_RUN: &str = "the component exports dsh:skill/plugin@0.5.0, but this host runs one that exports dsh:skill/plugin@0.4.0 or dsh:skill/plugin@0.3.0 or dsh:skill/plugin@0.2.0 or dsh:skill/plugin@0.1.0";
 
 /// The example workspace's model-invocable skills, as the 0.1.0 plugin lists them.
 const CATALOG: &str = "0.1.0 catalog: commit-message, release-notes, review-pr, triage-bug";
@@ -102,7 +105,8 @@ fn the_wit_of_each_accepted_version_is_printed_as_released() {
     let sandbox = Sandbox::new();
     for (argument, file) in [
         (None, "wit/world.wit"),
-        (Some("0.3.0"), "wit/world.wit"),
+        (Some("0.4.0"), "wit/world.wit"),
+        (Some("0.3.0"), "wit/released/0.3.0/world.wit"),
         (Some("0.2.0"), "wit/released/0.2.0/world.wit"),
         (Some("0.1.0"), "wit/released/0.1.0/world.wit"),
     ] {
@@ -120,6 +124,7 @@ fn the_wit_of_each_accepted_version_is_printed_as_released() {
     for (file, digest) in [
         ("wit/released/0.1.0/world.wit", "827f3b06f2fdd03eb1d3b2e05f9e9fe45ef89b2fa5a89daa388b3a0a29791fda"),
         ("wit/released/0.2.0/world.wit", RELEASED_0_2_0),
+        ("wit/released/0.3.0/world.wit", RELEASED_0_3_0),
     ] {
         let released = std::fs::read(repo_root().join(file)).unwrap();
         assert_eq!(
@@ -128,18 +133,18 @@ fn the_wit_of_each_accepted_version_is_printed_as_released() {
             "{file} changed; it must stay as released"
         );
     }
-    let unknown = sandbox.run(&["component", "--wit", "0.4.0"]);
+    let unknown = sandbox.run(&["component", "--wit", "0.5.0"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert_eq!(
         stderr(&unknown).trim_end(),
-        "error: this host runs no contract version \"0.4.0\"; it runs 0.3.0, 0.2.0, 0.1.0"
+        "error: this host runs no contract version \"0.5.0\"; it runs 0.4.0, 0.3.0, 0.2.0, 0.1.0"
     );
 }
 
 #[test]
 fn a_contract_version_the_host_does_not_run_is_refused_with_those_it_does() {
-    let future = Guest::default().component_at("0.4.0");
-    let error = Plugin::new(&future, "{}", SandboxLimits::default()).err().expect("0.4.0 is refused");
+    let future = Guest::default().component_at("0.5.0");
+    let error = Plugin::new(&future, "{}", SandboxLimits::default()).err().expect("0.5.0 is refused");
     assert_eq!(error.to_string(), format!("cannot load the plugin component: {NOT_RUN}"));
     // The same plugin at a version the host runs loads: only the version was refused.
     for (number, version) in [("0.3.0", ContractVersion::V0_3_0), ("0.2.0", ContractVersion::V0_2_0)] {
@@ -226,7 +231,7 @@ fn both_refuse(sandbox: &Sandbox, component: &[u8]) -> (crate::cross_host::Repla
                         "max_text_bytes": 16777216, "max_output_bytes": 33554432});
     let calls = json!([{"instance": 0, "call": "configure", "args": {"config": "{}"}, "imports": [],
                         "returned": {"Ok": null}, "outcome": {"ok": null}}]);
-    let text = json!({"trace": 1, "contract": "0.3.0", "config": "{}", "limits": limits, "calls": calls});
+    let text = json!({"trace": 1, "contract": "0.4.0", "config": "{}", "limits": limits, "calls": calls});
     std::fs::write(&trace, text.to_string()).unwrap();
     let node = crate::cross_host::replay_trace(&trace, &plugin);
     for (host, replay) in [("skill-host", &rust), ("node", &node)] {
@@ -241,7 +246,7 @@ fn both_refuse(sandbox: &Sandbox, component: &[u8]) -> (crate::cross_host::Repla
 #[test]
 fn both_hosts_refuse_a_version_they_do_not_run_alike() {
     let sandbox = Sandbox::new();
-    let (rust, node) = both_refuse(&sandbox, &Guest::default().component_at("0.4.0"));
+    let (rust, node) = both_refuse(&sandbox, &Guest::default().component_at("0.5.0"));
     assert_eq!(rust.stderr.trim_end(), format!("error: cannot load the plugin component: {NOT_RUN}"));
     assert_eq!(node.stderr, rust.stderr);
 }
@@ -257,9 +262,9 @@ fn both_hosts_refuse_a_component_importing_another_version_than_it_exports() {
     let current = sandbox.path().join("plugin.wasm");
     let output = sandbox.run(&["component", "--output", path(&current)]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let mixed = patched(&std::fs::read(&current).unwrap(), "dsh:skill/plugin@0.3.0", "dsh:skill/plugin@0.2.0");
+    let mixed = patched(&std::fs::read(&current).unwrap(), "dsh:skill/plugin@0.4.0", "dsh:skill/plugin@0.2.0");
     let (rust, node) = both_refuse(&sandbox, &mixed);
-    let refusal = "error: cannot load the plugin component: component imports instance `dsh:skill/registry@0.3.0`, but a matching implementation was not found in the linker";
+    let refusal = "error: cannot load the plugin component: component imports instance `dsh:skill/registry@0.4.0`, but a matching implementation was not found in the linker";
     assert!(rust.stderr.starts_with(refusal), "{}", rust.stderr);
     assert_eq!(node.stderr.trim_end(), refusal);
 }

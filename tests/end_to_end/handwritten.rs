@@ -24,6 +24,9 @@ pub(crate) struct Guest {
     definitions: String,
     /// The body of `pre-step`, before it returns `ok`; locals `$i` and `$p`.
     pre_step: String,
+    /// The body of `invoke`, returning the address of its result; empty for
+    /// `err("Error: x")`.
+    invoke: String,
 }
 
 impl Guest {
@@ -36,7 +39,7 @@ impl Guest {
 
     /// The same component, built against `wit/released/0.2.0` with its
     /// package version changed to `version` (a contract this host may not
-    /// run; its plugin interface is 0.3.0's too).
+    /// run; its plugin interface is 0.2.0's too).
     pub(crate) fn component_at(&self, version: &str) -> Vec<u8> {
         // The 0.2.0 world as released: its added messages carry source texts
         // (the `aliased` plugin's many blocks), which 0.3.0 cannot say.
@@ -51,16 +54,24 @@ impl Guest {
         self.encoded(&wit, version)
     }
 
-    /// The same component built against `wit/` as it is (0.3.0): its
-    /// imports may use the typed added messages.
-    pub(crate) fn component_current(&self) -> Vec<u8> {
-        let wit = std::fs::read_to_string(repo_root().join("wit/world.wit")).expect("wit/world.wit reads");
-        self.encoded(&wit, ContractVersion::CURRENT.number())
+    /// The same component built against `wit/released/0.3.0` as released:
+    /// its imports may use the typed added messages, through the host's
+    /// 0.3.0 conversions.
+    pub(crate) fn component_0_3_0(&self) -> Vec<u8> {
+        let released = repo_root().join("wit/released/0.3.0/world.wit");
+        let wit = std::fs::read_to_string(released).expect("wit/released/0.3.0/world.wit reads");
+        self.encoded(&wit, ContractVersion::V0_3_0.number())
     }
 
     /// The module, its plugin exports at `version`, encoded with `wit` embedded.
     fn encoded(&self, wit: &str, version: &str) -> Vec<u8> {
-        let Guest { imports, definitions, pre_step } = self;
+        let Guest { imports, definitions, pre_step, invoke } = self;
+        let invoke = if invoke.is_empty() {
+            r#"(i32.store8 (i32.const 72) (i32.const 1)) (i32.store (i32.const 76) (i32.const 140))
+    (i32.store (i32.const 80) (i32.const 8)) (i32.const 72)"#
+        } else {
+            invoke
+        };
         let wat = format!(
             r#"(module
   {imports}
@@ -88,8 +99,7 @@ impl Guest {
     {pre_step}
     (i32.store8 (i32.const 64) (i32.const 0)) (i32.const 64))
   (func (export "dsh:skill/plugin@0.2.0#invoke") (param i32 i32) (result i32)
-    (i32.store8 (i32.const 72) (i32.const 1)) (i32.store (i32.const 76) (i32.const 140))
-    (i32.store (i32.const 80) (i32.const 8)) (i32.const 72))
+    {invoke})
   (func (export "dsh:skill/plugin@0.2.0#system-prompt") (result i32)
     (i32.store8 (i32.const 88) (i32.const 0)) (i32.store (i32.const 92) (i32.const 0))
     (i32.store (i32.const 96) (i32.const 0)) (i32.const 88))
@@ -235,6 +245,7 @@ fn typed(source: &str) -> Guest {
     (i32.store offset=40 (i32.const 0x3F0000) (i32.const 1))
     (call $decide (i32.const 0x3F0000) (i32.const 1))"#
         ),
+        ..Guest::default()
     }
 }
 
@@ -249,7 +260,7 @@ fn a_0_3_0_plugins_typed_records_are_checked_as_their_written_sources() {
     (i32.store offset=8 (i32.const 0x3F0000) (i32.const 300))
     (i32.store offset=12 (i32.const 0x3F0000) (i32.const 8))"#,
     );
-    let component = invocation.component_current();
+    let component = invocation.component_0_3_0();
     let version = Plugin::new(&component, "{}", SandboxLimits::default()).unwrap().contract_version();
     assert_eq!(version, ContractVersion::V0_3_0);
     assert_eq!(
@@ -269,10 +280,73 @@ fn a_0_3_0_plugins_typed_records_are_checked_as_their_written_sources() {
     ));
     let written = r#"{"kind":"skill-catalog","form":"catalog","entries":[],"coverage":""}"#.len() + 6 * coverage;
     assert_eq!(
-        Guest::step_of(&catalog.component_current(), SandboxLimits::default()).unwrap_err().to_string(),
+        Guest::step_of(&catalog.component_0_3_0(), SandboxLimits::default()).unwrap_err().to_string(),
         format!(
             "plugin call `pre-step` returned invalid output: added message 1's source is {written} bytes, \
              over the cap of 16777216 bytes per text"
         )
     );
+}
+
+/// A 0.4.0 `invoke` that reads the file `a.md` of skill `skill` through
+/// `registry.read-skill-file` (when `reads`), then returns the file `path`
+/// as its value: `result<tool-success>` at 0x3F0000 (the `ok` case at 0,
+/// `tool-value::file` at 4, the file's name, provider, path and content at
+/// 8 to 40, the text at 48, no load recorded at 56).
+fn files(reads: bool, path: &str) -> Guest {
+    let read = if reads {
+        "(call $read (i32.const 100) (i32.const 5) (i32.const 160) (i32.const 4) (i32.const 0x3F1000))"
+    } else {
+        ""
+    };
+    Guest {
+        imports: r#"(import "dsh:skill/registry@0.4.0" "read-skill-file" (func $read (param i32 i32 i32 i32 i32)))"#,
+        definitions: format!(
+            r#"(data (memory $mem) (i32.const 160) "a.md") (data (memory $mem) (i32.const 170) "{path}")"#
+        ),
+        invoke: format!(
+            r#"{read}
+    (i32.store8 (i32.const 0x3F0000) (i32.const 0))
+    (i32.store8 offset=4 (i32.const 0x3F0000) (i32.const 2))
+    (i32.store offset=8 (i32.const 0x3F0000) (i32.const 100)) (i32.store offset=12 (i32.const 0x3F0000) (i32.const 5))
+    (i32.store offset=16 (i32.const 0x3F0000) (i32.const 110)) (i32.store offset=20 (i32.const 0x3F0000) (i32.const 7))
+    (i32.store offset=24 (i32.const 0x3F0000) (i32.const 170)) (i32.store offset=28 (i32.const 0x3F0000) (i32.const {len}))
+    (i32.store offset=32 (i32.const 0x3F0000) (i32.const 110)) (i32.store offset=36 (i32.const 0x3F0000) (i32.const 7))
+    (i32.store offset=48 (i32.const 0x3F0000) (i32.const 110)) (i32.store offset=52 (i32.const 0x3F0000) (i32.const 7))
+    (i32.store8 offset=56 (i32.const 0x3F0000) (i32.const 0))
+    (i32.const 0x3F0000)"#,
+            len = path.len()
+        ),
+        ..Guest::default()
+    }
+}
+
+/// A plugin's file value names a file the registry read as text for the
+/// same call, or the host refuses it (docs/spec.md §8.5): one that read
+/// nothing, or read `a.md` and claims another path, is refused; one that
+/// claims what it read is accepted.
+#[test]
+fn a_file_value_the_registry_did_not_read_for_the_call_is_refused() {
+    use skill_host::providers::memory::{LoadOutcome, MemoryProvider, MemorySkill};
+    let fields = serde_json::json!({"name": "skill", "description": "S.", "content": "Body.", "files": {"a.md": "A"}});
+    let skill = MemorySkill { fields: fields.as_object().unwrap().clone(), loaded: LoadOutcome::AsListed };
+    let provider = MemoryProvider::new("by hand".to_owned(), true, None, vec![skill]).unwrap();
+    let registry = Arc::new(SkillRegistry::new());
+    registry.register_provider(Arc::new(provider));
+    let invoke = |guest: Guest, path: &str| {
+        let component = guest.encoded(&std::fs::read_to_string(repo_root().join("wit/world.wit")).unwrap(), "0.4.0");
+        let plugin = Plugin::new(&component, "{}", SandboxLimits::default()).unwrap();
+        assert_eq!(plugin.contract_version(), ContractVersion::V0_4_0);
+        let arguments = serde_json::json!({"name": "skill", "path": path}).to_string();
+        plugin.invoke(&registry, None, &arguments).map(|outcome| outcome.text().to_owned())
+    };
+    let refused = |path: &str| {
+        format!(
+            "plugin call `invoke` returned invalid output: the value is file \"{path}\" of skill \"skill\", which the registry did not read for this call"
+        )
+    };
+    assert_eq!(invoke(files(false, "a.md"), "a.md").unwrap_err().to_string(), refused("a.md"));
+    assert_eq!(invoke(files(true, "../../etc/passwd"), "a.md").unwrap_err().to_string(), refused("../../etc/passwd"));
+    assert_eq!(invoke(files(true, "b.md"), "b.md").unwrap_err().to_string(), refused("b.md"));
+    assert_eq!(invoke(files(true, "a.md"), "a.md").unwrap(), "by hand");
 }

@@ -93,9 +93,9 @@ fn the_embedded_component_declares_the_published_world() {
     let names = |map: &BTreeMap<String, String>| map.keys().cloned().collect::<Vec<_>>();
     assert_eq!(
         names(&published_imports),
-        ["dsh:skill/registry@0.3.0", "dsh:skill/session@0.3.0", "dsh:skill/step@0.3.0", "dsh:skill/types@0.3.0"]
+        ["dsh:skill/registry@0.4.0", "dsh:skill/session@0.4.0", "dsh:skill/step@0.4.0", "dsh:skill/types@0.4.0"]
     );
-    assert_eq!(names(&published_exports), ["dsh:skill/plugin@0.3.0"]);
+    assert_eq!(names(&published_exports), ["dsh:skill/plugin@0.4.0"]);
 
     assert_eq!(names(&embedded_imports), names(&published_imports), "the component's imports");
     assert_eq!(names(&embedded_exports), names(&published_exports), "the component's exports");
@@ -111,7 +111,7 @@ fn a_changed_signature_is_caught() {
     // parameter renamed prints differently.
     let (resolve, world) = published();
     let (imports, _) = shape(&resolve, world);
-    let registry = &imports["dsh:skill/registry@0.3.0"];
+    let registry = &imports["dsh:skill/registry@0.4.0"];
     assert!(registry.contains("snapshot: func(known: option<u64>)"), "{registry}");
     let mut changed = Resolve::new();
     let text = std::fs::read_to_string(repo_root().join("wit/world.wit"))
@@ -120,5 +120,5 @@ fn a_changed_signature_is_caught() {
     let package = changed.push_str("world.wit", &text).unwrap();
     let changed_world = changed.select_world(&[package], Some("skill-plugin")).unwrap();
     let (changed_imports, _) = shape(&changed, changed_world);
-    assert_ne!(&changed_imports["dsh:skill/registry@0.3.0"], registry);
+    assert_ne!(&changed_imports["dsh:skill/registry@0.4.0"], registry);
 }

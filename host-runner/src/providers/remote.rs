@@ -64,8 +64,8 @@ use url::Url;
 
 use super::frontmatter::parse_skill_file;
 use crate::registry::{
-    InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition, SkillProvider,
-    SkippedFile, body_digest, is_skill_name,
+    FileListing, FileRead, InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition,
+    SkillProvider, SkippedFile, body_digest, is_skill_name,
 };
 
 /// The provider's registered name.
@@ -174,6 +174,9 @@ pub struct RemoteProvider {
     /// The `sha256:` digest each index gave a skill file, by the file's URL
     /// as shown: what a load checks the fetched file against.
     digests: Arc<Mutex<HashMap<String, String>>>,
+    /// The files each index listed for a skill, by the skill file's URL as
+    /// shown: all a read may fetch of it (docs/spec.md §3.15).
+    files: Arc<Mutex<HashMap<String, Vec<ListedFile>>>>,
     /// Each index's last text with its `ETag`, by the index URL: what a
     /// `304 Not Modified` to a conditional re-read stands for.
     copies: Arc<Mutex<HashMap<String, IndexCopy>>>,
@@ -198,7 +201,15 @@ impl RemoteProvider {
     /// body included.
     pub fn with_timeout(indexes: Vec<IndexUrl>, timeout: Duration) -> Self {
         let agent = agent(timeout, ureq::tls::RootCerts::WebPki);
-        Self { indexes, agent, timeout, digests: Arc::default(), copies: Arc::default(), max_age: Arc::default() }
+        Self {
+            indexes,
+            agent,
+            timeout,
+            digests: Arc::default(),
+            files: Arc::default(),
+            copies: Arc::default(),
+            max_age: Arc::default(),
+        }
     }
 
     /// The same provider trusting only `roots` (a private CA) for HTTPS,
@@ -212,7 +223,7 @@ impl RemoteProvider {
     /// 404 and 410 (nothing there).
     fn fetch(&self, url: &Url, limit: u64) -> Result<Option<String>, String> {
         match self.get(url, limit, None).map_err(|reason| scrub(reason, url))? {
-            Answer::Text { text, .. } => Ok(Some(text)),
+            Answer::Body { bytes, .. } => utf8(bytes).map(Some),
             Answer::Gone => Ok(None),
             // Only a conditional request is answered 304.
             Answer::NotModified(_) => Err("HTTP status 304 to a request that was not conditional".to_owned()),
@@ -250,6 +261,7 @@ impl RemoteProvider {
         index: &IndexUrl,
         listing: &mut Listing,
         digests: &mut HashMap<String, String>,
+        files: &mut HashMap<String, Vec<ListedFile>>,
     ) -> Result<Option<Duration>, String> {
         let key = index.0.as_str().to_owned();
         let copy = self.copies.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key).cloned();
@@ -257,7 +269,7 @@ impl RemoteProvider {
             .get(&index.0, MAX_INDEX_BYTES, copy.as_ref().map(|copy| copy.etag.as_str()))
             .map_err(|reason| scrub(reason, &index.0))?;
         let (text, validators) = match (answer, copy) {
-            (Answer::Text { text, validators }, _) => (text, validators),
+            (Answer::Body { bytes, validators }, _) => (utf8(bytes)?, validators),
             (Answer::NotModified(validators), Some(copy)) => (copy.text, validators),
             (Answer::NotModified(_), None) => {
                 return Err("HTTP status 304 to a request that was not conditional".to_owned());
@@ -278,9 +290,12 @@ impl RemoteProvider {
         let entries = index_entries(&text)?;
         for (position, entry) in entries.iter().enumerate() {
             match candidate(&index.0, entry) {
-                Ok((candidate, digest)) => {
+                Ok((candidate, digest, listed)) => {
+                    let url = candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
+                    if let Some(listed) = listed {
+                        files.entry(url.clone()).or_insert(listed);
+                    }
                     if let Some(digest) = digest {
-                        let url = candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
                         digests.entry(url).or_insert(digest);
                     }
                     listing.candidates.push(candidate);
@@ -304,9 +319,10 @@ impl SkillProvider for RemoteProvider {
         let mut listing = Listing { complete: true, ..Listing::default() };
         let mut failures = Vec::new();
         let mut digests = HashMap::new();
+        let mut files = HashMap::new();
         let mut max_age: Option<Duration> = None;
         for index in &self.indexes {
-            match self.list_index(index, &mut listing, &mut digests) {
+            match self.list_index(index, &mut listing, &mut digests, &mut files) {
                 Ok(Some(age)) => max_age = Some(max_age.map_or(age, |held| held.min(age))),
                 Ok(None) => {}
                 Err(reason) => failures.push((index, format!("cannot read skill index: {reason}"))),
@@ -316,6 +332,7 @@ impl SkillProvider for RemoteProvider {
         // What this listing says replaces what the last one said: no stale
         // entry stays, and one index cannot switch another's check off.
         *self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = digests;
+        *self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = files;
         if !failures.is_empty() && failures.len() == self.indexes.len() {
             // Nothing could be read: a failed listing, which the registry
             // reports as a warning.
@@ -328,6 +345,24 @@ impl SkillProvider for RemoteProvider {
             listing.skipped.push(SkippedFile { path: PathBuf::from(index.to_string()), reason });
         }
         Ok(listing)
+    }
+
+    fn list_files(
+        &self,
+        _cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        limit: usize,
+    ) -> Result<Option<FileListing>, ProviderError> {
+        Ok(self.list_skill_files(candidate, limit))
+    }
+
+    fn read_file(
+        &self,
+        _cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        path: &str,
+    ) -> Result<FileRead, ProviderError> {
+        self.read_skill_file(candidate, path)
     }
 
     fn load(&self, _cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
@@ -430,7 +465,9 @@ fn is_sha256_digest(digest: &str) -> bool {
 /// One index entry as a candidate, with the file's digest when the index
 /// gives one. `Err` carries the skill's URL when it is known, and why the
 /// entry is skipped.
-fn candidate(index: &Url, entry: &Value) -> Result<(SkillCandidate, Option<String>), (Option<String>, String)> {
+type Entry = (SkillCandidate, Option<String>, Option<Vec<ListedFile>>);
+
+fn candidate(index: &Url, entry: &Value) -> Result<Entry, (Option<String>, String)> {
     let url = match entry.get("url") {
         Some(Value::String(url)) => match index.join(url) {
             Ok(url) => url,
@@ -472,6 +509,7 @@ fn candidate(index: &Url, entry: &Value) -> Result<(SkillCandidate, Option<Strin
             return Err(skip(format!("skill \"{name}\": `digest` must be \"sha256:\" and 64 lowercase hex digits")));
         }
     };
+    let listed = files::listed_files(&name, entry).map_err(skip)?;
     // Kept only when well typed, as the local provider keeps `whenToUse`.
     let when_to_use = match entry.get("whenToUse") {
         Some(Value::String(text)) if !text.is_empty() => Some(text.clone()),
@@ -502,7 +540,7 @@ fn candidate(index: &Url, entry: &Value) -> Result<(SkillCandidate, Option<Strin
         // whole file's, not the body's.
         body_digest: None,
     };
-    Ok((candidate, digest))
+    Ok((candidate, digest, listed))
 }
 
 /// The folder of a file URL, ending in `/`: where its relative resources are.
@@ -513,12 +551,15 @@ fn folder_of(url: &Url) -> String {
     file.join("./").map_or_else(|_| file.to_string(), |folder| folder.to_string())
 }
 
+mod files;
 mod http;
+
+use self::files::ListedFile;
 
 pub use self::http::RootCertificates;
 #[cfg(test)]
 use self::http::Validators;
-use self::http::{Answer, agent};
+use self::http::{Answer, agent, utf8};
 
 #[cfg(test)]
 mod tests;

@@ -26,12 +26,18 @@ pub(super) fn check_redirect(from: &Url, to: &Url) -> Result<(), String> {
 
 /// What a GET answered, redirects followed.
 pub(super) enum Answer {
-    /// 2xx and the body.
-    Text { text: String, validators: Validators },
+    /// 2xx and the body's bytes ([`utf8`] reads them as text).
+    Body { bytes: Vec<u8>, validators: Validators },
     /// 304 to a conditional request: the copy whose `ETag` was sent still holds.
     NotModified(Validators),
     /// 404 or 410: nothing there.
     Gone,
+}
+
+/// A body as UTF-8 text; `Err` says where it is not.
+pub(super) fn utf8(bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes)
+        .map_err(|error| format!("not UTF-8 text (invalid byte at offset {})", error.utf8_error().valid_up_to()))
 }
 
 /// What a response says about caching it.
@@ -151,10 +157,7 @@ impl RemoteProvider {
                 .limit(limit)
                 .read_to_vec()
                 .map_err(|error| self.describe(error, limit))?;
-            let text = String::from_utf8(bytes).map_err(|error| {
-                format!("not UTF-8 text (invalid byte at offset {})", error.utf8_error().valid_up_to())
-            })?;
-            return Ok(Answer::Text { text, validators });
+            return Ok(Answer::Body { bytes, validators });
         }
         Err(format!("more than {MAX_REDIRECTS} redirects"))
     }
