@@ -224,7 +224,7 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(done.returncode, 1, done.stderr)
         self.assertEqual(
             done.stderr,
-            "mismatch: call 0 (`configure` on instance 0): the trace is of a dsh:skill@0.2.0 component, this one dsh:skill@0.3.0\n",
+            "mismatch: call 0 (`configure` on instance 0): the trace is of a dsh:skill@0.2.0 component, this one dsh:skill@0.4.0\n",
         )
 
     def test_an_unreadable_trace_exits_3(self) -> None:
