@@ -8,7 +8,7 @@
 // importing another would otherwise load and fail inside its first call.
 
 /** Every version this host runs, newest first (as skill-host's `ContractVersion::ACCEPTED`). */
-export const ACCEPTED_VERSIONS = Object.freeze(['0.3.0', '0.2.0', '0.1.0']);
+export const ACCEPTED_VERSIONS = Object.freeze(['0.4.0', '0.3.0', '0.2.0', '0.1.0']);
 
 /** The interfaces of `dsh:skill` a plugin may import that the host implements. */
 const CONTRACT_IMPORTS = new Set(['registry', 'session', 'step']);

@@ -11,8 +11,8 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 
 import { sameValue } from './json.mjs';
-import { writtenMessage } from './record.mjs';
 import { sandboxWasi } from './sandbox-wasi.mjs';
+import { decidedMessage, pluginInterface } from './versions.mjs';
 
 const { moduleUrl, core, contract, port, wake, maxCopyBytes, debug } = workerData;
 
@@ -99,18 +99,11 @@ function hostCall(name, args, sent = args) {
   return reply.value;
 }
 
-/** The versions whose plugin writes an added message's source itself, as JSON text. */
-const SOURCES_AS_TEXT = new Set(['0.1.0', '0.2.0']);
-
 /**
- * A decided message as the main thread checks it, whatever the version: from
- * `dsh:skill@0.3.0` on, an added message is a typed record, which the host
- * writes as the JSON source a 0.2.0 plugin wrote (src/record.mjs, as
- * skill-host's `written` does), so it is accepted and refused alike.
+ * A decided message as the main thread checks it, whatever the version
+ * (versions.mjs): a typed record written as its JSON source.
  */
-const decided = SOURCES_AS_TEXT.has(contract)
-  ? (message) => message
-  : (message) => (message.tag === 'added' ? { tag: 'added', val: writtenMessage(message.val) } : message);
+const decided = decidedMessage(contract);
 
 const wasi = sandboxWasi();
 const imports = {
@@ -119,6 +112,9 @@ const imports = {
     snapshot: (known) => hostCall('snapshot', [known]),
     listSkills: (name) => hostCall('listSkills', [name]),
     getSkill: (name) => hostCall('getSkill', [name]),
+    // Since 0.4.0: an earlier version's glue never calls these (versions.mjs).
+    listSkillFiles: (name, limit) => hostCall('listSkillFiles', [name, limit]),
+    readSkillFile: (name, path) => hostCall('readSkillFile', [name, path]),
   },
   'dsh:skill/session': {
     listUserMessages: (filters, before, limit) => hostCall('listUserMessages', [filters, before, limit]),
@@ -133,29 +129,10 @@ const imports = {
 const { instantiate } = await import(moduleUrl);
 let plugin = null;
 
-/**
- * The plugin interface of the contract version the main thread found the
- * component built for (`version`, see contract.mjs), with the current
- * version's values (as host-runner/src/bindings does for skill-host): a
- * `dsh:skill@0.1.0` tool result's value is a skill, not yet the
- * `skill`/`matches` variant. The imports above are jco's, unversioned: the
- * main thread has checked that they are all of that version. (A skill
- * summary's `whenToUse`, new in 0.3.0, needs no conversion: jco lowers a
- * record by its fields' names, so an older component never sees it.)
- */
-function pluginInterface(exports, version) {
-  const exported = exports[`dsh:skill/plugin@${version}`];
-  if (exported === undefined) throw new Error(`the component does not export dsh:skill/plugin@${version}`);
-  if (version !== '0.1.0') return exported;
-  const v0_1_0 = exported;
-  return {
-    ...v0_1_0,
-    invoke(argumentsText) {
-      const success = v0_1_0.invoke(argumentsText);
-      return { ...success, value: { tag: 'skill', val: success.value } };
-    },
-  };
-}
+// The plugin interface is that of the contract version the main thread
+// found the component built for (contract.mjs), with the current version's
+// values (versions.mjs). The imports above are jco's, unversioned: the main
+// thread has checked that they are all of that version.
 
 /** jco throws a `ComponentError` carrying the WIT `err` value as `payload`. */
 function isDomainError(error) {

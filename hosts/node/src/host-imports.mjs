@@ -15,6 +15,77 @@ export const MAX_PAGE = 256;
  */
 export const MAX_FILTERS = 16;
 
+/** The most bytes a skill file's path may have (docs/spec.md §3.15, `MAX_SKILL_FILE_PATH_BYTES` in rules/src/lib.rs). */
+export const MAX_SKILL_FILE_PATH_BYTES = 1024;
+
+/** The most bytes one read of a skill's file returns; a larger file is `too-large` (`MAX_SKILL_FILE_READ_BYTES`). */
+export const MAX_SKILL_FILE_READ_BYTES = 1024 * 1024;
+
+// A `\` or a control character (U+0000–U+001F, U+007F).
+// eslint-disable-next-line no-control-regex
+const FORBIDDEN_IN_PATH = /[\\\u0000-\u001f\u007f]/;
+
+/**
+ * Whether `path` names a file inside a skill (docs/spec.md §3.15,
+ * `is_skill_file_path` in rules/src/lib.rs): non-empty, at most 1024 UTF-8
+ * bytes, `/`-separated segments, each non-empty and not starting with `.`
+ * (so neither `.` nor `..`, nor hidden), without `\` or a control
+ * character. A host answers a path outside it `missing` without looking,
+ * and lists none.
+ */
+export function isSkillFilePath(path) {
+  return (
+    typeof path === 'string' &&
+    path !== '' &&
+    Buffer.byteLength(path, 'utf8') <= MAX_SKILL_FILE_PATH_BYTES &&
+    !FORBIDDEN_IN_PATH.test(path) &&
+    path.split('/').every((segment) => segment !== '' && !segment.startsWith('.'))
+  );
+}
+
+/**
+ * The files the registry answered `text` for during one `skill` call, by
+ * skill name and path (docs/spec.md §8.5: a `file` value must be one of
+ * them). `note` is told every `read-skill-file` answer the plugin received.
+ */
+export class FileReads {
+  #read = new Set();
+
+  static #key(name, path) {
+    return JSON.stringify([name, path]);
+  }
+
+  /** The registry answered `answer` (jco's `result<file-answer, registry-error>`) to `read-skill-file(name, path)`. */
+  note(name, path, answer) {
+    if (answer?.tag === 'ok' && answer.val?.tag === 'text') this.#read.add(FileReads.#key(name, path));
+  }
+
+  /** Whether the registry answered `text` for `path` of skill `name`. */
+  has(name, path) {
+    return this.#read.has(FileReads.#key(name, path));
+  }
+}
+
+/**
+ * `host` (a call's imports) with every `read-skill-file` answer it gives
+ * noted in `reads` (`FileReads`), when it gives it.
+ */
+export function notingFileReads(host, reads) {
+  const read = host.readSkillFile;
+  host.readSkillFile = (name, path) => {
+    const answer = read.call(host, name, path);
+    if (!(answer instanceof Promise)) {
+      reads.note(name, path, answer);
+      return answer;
+    }
+    return answer.then((value) => {
+      reads.note(name, path, value);
+      return value;
+    });
+  };
+  return host;
+}
+
 const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
 const ABORTED = err({ tag: 'aborted' });
@@ -66,6 +137,14 @@ export class CallContext {
 
   getSkill() {
     return this.aborted() ? ABORTED : ok(undefined);
+  }
+
+  listSkillFiles() {
+    return this.aborted() ? ABORTED : ok(undefined);
+  }
+
+  readSkillFile() {
+    return this.aborted() ? ABORTED : ok({ tag: 'unavailable' });
   }
 
   /**

@@ -6,7 +6,7 @@
 // provider, bodyDigest }` or null) or `{ error }`.
 
 import { HostError } from './errors.mjs';
-import { CallContext, contentToWit } from './host-imports.mjs';
+import { CallContext, contentToWit, FileReads, notingFileReads } from './host-imports.mjs';
 import { isObject, keepKeyOrder, parse, stringify } from './json.mjs';
 import { OutputCheck } from './output.mjs';
 import { Recall } from './recall.mjs';
@@ -109,21 +109,32 @@ export class Plugin {
    * bodyDigest }`, the digest a string or null), or null.
    */
   async invoke(registry, cwd, argumentsText, Host = CallContext) {
+    // The files the registry answered `text` for during this call: a `file` value must be one (§8.5).
+    const reads = new FileReads();
     const host = new Host({ registry, cwd: cwd ?? null });
     const check = this.#check('invoke');
-    if (this.#recall === null) return outcomeOf(await this.#sandbox.call('invoke', 'invoke', [argumentsText], host), argumentsText, check);
+    if (this.#recall === null) {
+      const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], notingFileReads(host, reads));
+      return outcomeOf(returned, argumentsText, check, reads);
+    }
     // The registry's answers read here count against the call's wall-clock cap.
     const startedAt = performance.now();
     const recalled = await this.#withinWallCap('invoke', this.#recall.invoke(host, argumentsText));
     if (recalled.outcome !== undefined) return recalled.outcome;
-    const recording = this.#recall.record(new Host({ registry, cwd: cwd ?? null }));
+    const recording = this.#recall.record(notingFileReads(new Host({ registry, cwd: cwd ?? null }), reads));
     recording.preloads = recalled.preloads;
     const returned = await this.#sandbox.call('invoke', 'invoke', [argumentsText], recording, {
       preloads: recording.preloads,
-      onPreloadsUsed: (count) => recording.preloadsUsed(count),
+      onPreloadsUsed: (count) => {
+        // Answers the guest took without crossing were answered to it all the same.
+        for (const { name, args, answer } of recording.preloads.slice(0, count)) {
+          if (name === 'readSkillFile') reads.note(args[0], args[1], answer);
+        }
+        recording.preloadsUsed(count);
+      },
       startedAt,
     });
-    const outcome = outcomeOf(returned, argumentsText, check);
+    const outcome = outcomeOf(returned, argumentsText, check, reads);
     this.#recall.invoked(recording, argumentsText, outcome);
     return outcome;
   }
@@ -158,9 +169,12 @@ export class Plugin {
   }
 }
 
-/** A `skill` call's result, checked, as `Plugin.invoke` returns it. */
-function outcomeOf(returned, argumentsText, check) {
-  validateToolResult(returned, argumentsText, check);
+/**
+ * A `skill` call's result, checked, as `Plugin.invoke` returns it; `reads`
+ * (`FileReads`) the files the registry answered `text` for during the call.
+ */
+function outcomeOf(returned, argumentsText, check, reads) {
+  validateToolResult(returned, argumentsText, check, reads);
   if (returned.tag === 'err') return { error: returned.val };
   const { text } = returned.val;
   if (returned.val.value.tag === 'matches') {
@@ -170,7 +184,9 @@ function outcomeOf(returned, argumentsText, check) {
   const value = returned.val.value.val;
   const ok = { name: value.name, provider: value.provider };
   const base = value.resourceBase;
-  if (base !== undefined && base !== null) {
+  if (returned.val.value.tag === 'file') {
+    ok.path = value.path;
+  } else if (base !== undefined && base !== null) {
     ok.resourceBase =
       base.tag === 'directory'
         ? { kind: 'directory', path: base.val }
@@ -272,9 +288,12 @@ export function applyDecision(proposed, step, check) {
 /**
  * Checks a `skill` call's result before anyone sees it: every string within
  * the caps; a success names a valid skill, the one the arguments asked for,
- * and a provider; an error reads `Error: …` as the model must see it.
+ * and a provider; a `file` value (since 0.4.0) names a path the registry
+ * answered `text` for, for that skill, during this call (`reads`, a
+ * `FileReads`; none without it); an error reads `Error: …` as the model
+ * must see it.
  */
-export function validateToolResult(returned, argumentsText, check) {
+export function validateToolResult(returned, argumentsText, check, reads = null) {
   const invalid = (reason) => HostError.invalidOutput('invoke', reason);
   if (returned.tag === 'err') {
     check.text(() => 'the error text', returned.val);
@@ -287,11 +306,13 @@ export function validateToolResult(returned, argumentsText, check) {
     validateMatches(returned.val.value.val, returned.val.loaded, argumentsText, check, invalid);
     return;
   }
+  const file = returned.val.value.tag === 'file';
   const value = returned.val.value.val;
   check.text(() => "the value's name", value.name);
   check.text(() => "the value's provider", value.provider);
+  if (file) check.text(() => "the value's path", value.path);
   check.text(() => "the value's content", value.content);
-  if (value.resourceBase !== undefined && value.resourceBase !== null) {
+  if (!file && value.resourceBase !== undefined && value.resourceBase !== null) {
     check.text(() => "the value's resource base", value.resourceBase.val);
   }
   if (!isSkillName(value.name)) {
@@ -320,6 +341,12 @@ export function validateToolResult(returned, argumentsText, check) {
         `the load it records has a body digest that is not up to ${MAX_DIGEST_BYTES} printable ASCII characters`,
       );
     }
+  }
+  // A file is one the registry read for this very call (docs/spec.md §8.5): the plugin names no other.
+  if (file && !(reads?.has(value.name, value.path) ?? false)) {
+    throw invalid(
+      `the value is file ${JSON.stringify(value.path)} of skill "${value.name}", which the registry did not read for this call`,
+    );
   }
 }
 

@@ -14,10 +14,25 @@ import { sameValue } from './json.mjs';
 import { isSkillName } from './record.mjs';
 
 /** The component's imports (wit/world.wit): what a `Recording` forwards. */
-const IMPORTS = ['snapshot', 'listSkills', 'getSkill', 'listUserMessages', 'getUserMessage', 'proposedMessages', 'decide'];
+const IMPORTS = [
+  'snapshot',
+  'listSkills',
+  'getSkill',
+  'listSkillFiles',
+  'readSkillFile',
+  'listUserMessages',
+  'getUserMessage',
+  'proposedMessages',
+  'decide',
+];
 
-/** The imports that only read the registry: a call that made no others can be recalled. */
-const REGISTRY_READS = new Set(['snapshot', 'listSkills', 'getSkill']);
+/**
+ * The imports that only read the registry: a call that made no others can
+ * be recalled (a skill's files too: a file value is recalled only when the
+ * registry answers the same text for it again, so the host check on the
+ * call, which the recalled outcome passed, holds for this one).
+ */
+const REGISTRY_READS = new Set(['snapshot', 'listSkills', 'getSkill', 'listSkillFiles', 'readSkillFile']);
 
 /** The most `skill` calls remembered (by their argument text), and sessions (by key). */
 const MAX_CALLS = 64;

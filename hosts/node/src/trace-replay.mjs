@@ -4,8 +4,10 @@
 // from the trace instead of a registry or a session. The answers take the
 // same way as any host's: `TraceHost` is a `CallContext` that the sandbox
 // calls from the plugin's thread through its channel, so the guest thread,
-// its version adapters (a 0.2.0 or 0.1.0 component's values converted to
-// 0.3.0's) and the copy limits are those of every other call.
+// its version adapters (an earlier version's values converted to the
+// current one's, versions.mjs), the copy limits and the host checks are
+// those of every other call: a `file` value must name a file the trace
+// answered `text` for during that call, as a registry would have.
 
 import { contractVersion } from './contract.mjs';
 import { HostError } from './errors.mjs';
@@ -37,9 +39,11 @@ const QUOTE_CHARS = 300;
  * Replays `trace` (its JSON text) against `component` (bytes). Resolves to
  * the mismatches, one line each (none when this host agrees with the
  * trace). Throws `TraceFormatError` for a malformed trace, and the
- * `HostError` of a component this host refuses to load.
+ * `HostError` of a component this host refuses to load. `options`:
+ * `cacheDir` (src/component.mjs), and, for tests, `sandbox`, what makes
+ * each instance in place of `Sandbox` (its `create`).
  */
-export async function replayTrace(component, text, { cacheDir } = {}) {
+export async function replayTrace(component, text, { cacheDir, sandbox = Sandbox } = {}) {
   const trace = readTrace(text);
   let contract;
   try {
@@ -57,7 +61,7 @@ export async function replayTrace(component, text, { cacheDir } = {}) {
     maxTextBytes: trace.limits.max_text_bytes,
     maxOutputBytes: trace.limits.max_output_bytes,
   };
-  const replay = new Replay(component, limits, cacheDir);
+  const replay = new Replay(component, limits, cacheDir, sandbox);
   try {
     for (const [index, call] of trace.calls.entries()) {
       if (!(await replay.call(index, call))) break;
@@ -174,6 +178,14 @@ class TraceHost extends CallContext {
 
   getSkill(name) {
     return this.#answer('getSkill', [name], () => super.getSkill(name));
+  }
+
+  listSkillFiles(name, limit) {
+    return this.#answer('listSkillFiles', [name, limit], () => super.listSkillFiles(name, limit));
+  }
+
+  readSkillFile(name, path) {
+    return this.#answer('readSkillFile', [name, path], () => super.readSkillFile(name, path));
   }
 
   listUserMessages(filters, before, limit) {
@@ -300,16 +312,19 @@ class Replay {
   #component;
   #limits;
   #cacheDir;
+  /** What makes an instance: `Sandbox`, or a test's stand-in with its `create`. */
+  #Sandbox;
   /** Instance number → `{ plugin, sandbox }` (a `WatchedSandbox`). */
   #instances = new Map();
   /** Instances whose call trapped: never called again. */
   #ended = new Set();
   mismatches = [];
 
-  constructor(component, limits, cacheDir) {
+  constructor(component, limits, cacheDir, SandboxClass) {
     this.#component = component;
     this.#limits = limits;
     this.#cacheDir = cacheDir;
+    this.#Sandbox = SandboxClass;
   }
 
   async close() {
@@ -385,7 +400,7 @@ class Replay {
     let outcome;
     let returned;
     try {
-      const sandbox = new WatchedSandbox(await Sandbox.create(this.#component, call.args.config, this.#limits, { cacheDir: this.#cacheDir }));
+      const sandbox = new WatchedSandbox(await this.#Sandbox.create(this.#component, call.args.config, this.#limits, { cacheDir: this.#cacheDir }));
       this.#instances.set(call.instance, { plugin: new Plugin(sandbox), sandbox });
       outcome = { ok: null };
       returned = { Ok: null };

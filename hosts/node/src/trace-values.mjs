@@ -1,6 +1,6 @@
 // The values of a trace (docs/spec.md §7.2) and jco's values of the same
 // WIT types, converted both ways. A trace writes a value as serde writes the
-// current contract's (dsh:skill@0.3.0) Rust bindings: records as objects
+// current contract's (dsh:skill@0.4.0) Rust bindings: records as objects
 // with `snake_case` fields, variants as `{"Case": payload}` or `"Case"`
 // (`UpperCamelCase`), enums as `"Case"`, options as `null` or the value,
 // results as `{"Ok": …}` or `{"Err": …}`, `u64` as numbers. jco has
@@ -56,6 +56,8 @@ const snapshotAnswer = variant({
   changed: record({ complete: bool, revision: u64, skills: list(skillSummary) }),
 });
 const stepError = variant({ aborted: null });
+const skillFiles = record({ files: list(record({ path: string, size: option(u64) })), total: u64 });
+const fileAnswer = variant({ text: string, binary: u64, 'too-large': u64, missing: null, unavailable: null });
 
 /** Each import by jco's function name: its name in a trace, its parameters (trace name and type), its result type. */
 export const IMPORTS = Object.freeze({
@@ -66,6 +68,22 @@ export const IMPORTS = Object.freeze({
     result: result(list(skillSummary), registryError),
   },
   getSkill: { name: 'registry.get-skill', params: [['name', string]], result: result(option(skillDefinition), registryError) },
+  listSkillFiles: {
+    name: 'registry.list-skill-files',
+    params: [
+      ['name', string],
+      ['limit', u32],
+    ],
+    result: result(option(skillFiles), registryError),
+  },
+  readSkillFile: {
+    name: 'registry.read-skill-file',
+    params: [
+      ['name', string],
+      ['path', string],
+    ],
+    result: result(fileAnswer, registryError),
+  },
   listUserMessages: {
     name: 'session.list-user-messages',
     params: [
@@ -103,6 +121,7 @@ export const RETURNS = Object.freeze({
       value: variant({
         skill: record({ name: string, provider: string, resourceBase: option(resourceBase), content: string }),
         matches: list(record({ name: string, description: string })),
+        file: record({ name: string, provider: string, path: string, content: string }),
       }),
       text: string,
       loaded: option(record({ name: string, provider: string, bodyDigest: option(string) })),

@@ -271,7 +271,7 @@ test('with skillReads and catalogWhenToUse the drop-in loads a section and lists
   assert.match(JSON.stringify(step.messages), /Fill PDF forms. When to use: A form must be filled./);
   const definition = harness.definition();
   assert.match(definition.description, /call it with `name` and `section`/);
-  assert.deepEqual(Object.keys(definition.parameters.properties), ['name', 'section']);
+  assert.deepEqual(Object.keys(definition.parameters.properties), ['name', 'section', 'path']);
   const section = await harness.invoke({ name: 'pdf-forms', section: 'fields' });
   assert.equal(section.isError, false, JSON.stringify(section));
   assert.match(section.content[0].text, /<skill_instructions>\n## Fields\nName the fields.\n<\/skill_instructions>/);

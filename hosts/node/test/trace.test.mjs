@@ -123,7 +123,7 @@ test('imports the plugin did not make, and outcomes and returned values that dif
 test('a trace of another contract version, a malformed trace and a refused component', async () => {
   const trace = stored('user-invocation');
   assert.deepEqual(await replay({ ...trace, contract: '0.2.0' }), [
-    'the component is built for dsh:skill@0.3.0, the trace for 0.2.0',
+    `the component is built for dsh:skill@${trace.contract}, the trace for 0.2.0`,
   ]);
   await assert.rejects(replayTrace(plugin(), '{"trace":1}'), TraceFormatError);
   await assert.rejects(replayTrace(plugin(), JSON.stringify({ ...trace, calls: [{ call: 'dance' }] })), TraceFormatError);
@@ -195,4 +195,99 @@ test('definition, system-prompt and expand replay too (no stored trace has them:
   assert.equal(mismatches.length, 2, mismatches.join('\n'));
   assert.match(mismatches[0], /^call 2 \(system-prompt on instance 0\): it returned \{"Ok":"\\n\\nThe following skills .*, the trace's \{"Ok":"not the prompt"\}$/);
   assert.match(mismatches[1], /^call 2 \(system-prompt on instance 0\): its outcome is \{"ok":".*, the trace's \{"ok":"not the prompt"\}$/);
+});
+
+test("a skill's files convert by their WIT types (contract 0.4.0)", () => {
+  const listing = { Ok: { files: [{ path: 'references/api.md', size: 12 }, { path: 'logo.png', size: null }], total: 7 } };
+  const jco = toJco(IMPORTS.listSkillFiles.result, listing);
+  assert.deepEqual(jco, {
+    tag: 'ok',
+    val: { files: [{ path: 'references/api.md', size: 12n }, { path: 'logo.png', size: undefined }], total: 7n },
+  });
+  assert.deepEqual(toTrace(IMPORTS.listSkillFiles.result, jco), listing);
+  assert.deepEqual(toJco(IMPORTS.listSkillFiles.result, { Ok: null }), { tag: 'ok', val: undefined });
+  for (const [answer, value] of [
+    [{ Text: 'x' }, { tag: 'text', val: 'x' }],
+    [{ Binary: 2048 }, { tag: 'binary', val: 2048n }],
+    [{ TooLarge: 5000000 }, { tag: 'too-large', val: 5000000n }],
+    ['Missing', { tag: 'missing' }],
+    ['Unavailable', { tag: 'unavailable' }],
+  ]) {
+    assert.deepEqual(toJco(IMPORTS.readSkillFile.result, { Ok: answer }), { tag: 'ok', val: value });
+    assert.deepEqual(toTrace(IMPORTS.readSkillFile.result, { tag: 'ok', val: value }), { Ok: answer });
+  }
+  assert.deepEqual(IMPORTS.readSkillFile.params.map(([name]) => name), ['name', 'path']);
+  assert.deepEqual(IMPORTS.listSkillFiles.params.map(([name]) => name), ['name', 'limit']);
+  assert.throws(() => toJco(IMPORTS.readSkillFile.result, { Ok: 'Text' }), TraceValueError);
+  const file = { tag: 'file', val: { name: 'a', provider: 'p', path: 'x.md', content: 'c' } };
+  assert.deepEqual(toTrace(RETURNS.invoke, { tag: 'ok', val: { value: file, text: 't', loaded: undefined } }), {
+    Ok: { value: { File: { name: 'a', provider: 'p', path: 'x.md', content: 'c' } }, text: 't', loaded: null },
+  });
+});
+
+test("the trace of a skill's files replays with no mismatch, and an altered file answer is reported", async () => {
+  const trace = stored('skill-files');
+  assert.deepEqual(await replay(trace), []);
+  const reads = trace.calls.flatMap((call) => call.imports).filter((entry) => entry.import === 'registry.read-skill-file');
+  assert.ok(reads.some((entry) => 'Text' in entry.answer.Ok), 'the trace reads a text file');
+  const altered = stored('skill-files');
+  const at = altered.calls.findIndex((call) => call.args.arguments === '{"name":"deploy","path":"references/short.md"}');
+  altered.calls[at].imports.find((entry) => entry.import === 'registry.read-skill-file').answer.Ok.Text = 'Altered.';
+  const mismatches = await replay(altered);
+  assert.ok(mismatches.length > 0);
+  assert.ok(mismatches.every((line) => line.startsWith(`call ${at} (invoke on instance 0): `)), mismatches.join('\n'));
+  assert.match(mismatches.join('\n'), /Altered\./);
+});
+
+/**
+ * A stand-in for `Sandbox` whose "plugin" replays the trace's own calls:
+ * it makes each import the trace lists for the call with these arguments
+ * (answered by the replay's host, from the trace) and returns what the
+ * trace says the plugin returned, whatever the answers. A plugin that
+ * names a file it was not given, as the real one cannot be made to.
+ */
+function puppetOf(trace) {
+  return {
+    create: async (_component, _config, limits) => ({
+      limits,
+      async call(_name, method, args, host) {
+        const call = trace.calls.find((entry) => entry.call === 'invoke' && entry.args.arguments === args[0]);
+        assert.equal(method, 'invoke');
+        for (const entry of call.imports) {
+          const [jcoName, { params }] = Object.entries(IMPORTS).find(([, { name }]) => name === entry.import);
+          await host[jcoName](...params.map(([param, type]) => toJco(type, entry.args[param])));
+        }
+        return toJco(RETURNS.invoke, call.returned);
+      },
+      close: async () => {},
+    }),
+  };
+}
+
+test('a file value the registry did not read for the call is refused, in replay as in skill-host (spec §8.5)', async () => {
+  const full = stored('skill-files');
+  const call = full.calls.find((entry) => entry.call === 'invoke' && entry.args.arguments === '{"name":"deploy","path":"references/short.md"}');
+  const trace = { ...full, calls: [full.calls.find((entry) => entry.call === 'configure'), { ...call, instance: 0 }] };
+  const puppet = (edited) => replayTrace(plugin(), JSON.stringify(edited), { sandbox: puppetOf(edited) });
+  // As traced, the puppet's file value is one the registry read: accepted.
+  assert.deepEqual(await puppet(trace), []);
+  // The registry's answer edited: the file was not read as text, but the plugin returns it all the same.
+  for (const answer of ['Missing', { Binary: 10 }, { TooLarge: 2000000 }, 'Unavailable']) {
+    const edited = structuredClone(trace);
+    edited.calls[1].imports.find((entry) => entry.import === 'registry.read-skill-file').answer = { Ok: answer };
+    const refusal =
+      'plugin call `invoke` returned invalid output: the value is file "references/short.md" of skill "deploy", which the registry did not read for this call';
+    const lines = await puppet(edited);
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.ok(lines[0].startsWith(`call 1 (invoke on instance 0): its outcome is {"error":${JSON.stringify(refusal)}}, the trace's {"ok":`), lines[0]);
+    // The trace that records the refusal replays with no mismatch.
+    edited.calls[1].outcome = { error: refusal };
+    assert.deepEqual(await puppet(edited), []);
+  }
+  // The real plugin, given the same edit, does not return the file: its own error is the mismatch.
+  const honest = structuredClone(trace);
+  honest.calls[1].imports.find((entry) => entry.import === 'registry.read-skill-file').answer = { Ok: { Binary: 10 } };
+  const lines = await replay(honest);
+  assert.ok(lines.some((line) => line.includes('is not text')), lines.join('\n'));
+  assert.ok(lines.every((line) => !line.includes('which the registry did not read')), lines.join('\n'));
 });
