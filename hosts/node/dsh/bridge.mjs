@@ -11,12 +11,17 @@
 // the load a `skill` call asks the host to record, which the harness's
 // agent loop keeps as the tool result's `meta` (`HarnessSession`), and the
 // body digests the harness's registry does not list (`HarnessSkills`).
+//
+// A skill's files (contract 0.4.0, docs/spec.md §3.15) are read from disk
+// for a skill whose resource base is a folder here (`files.mjs`).
 
 import { createHash } from 'node:crypto';
 
-import { CallContext, resourceBaseToWit } from '../src/host-imports.mjs';
+import { CallContext, isSkillFilePath, resourceBaseToWit } from '../src/host-imports.mjs';
 import { isObject } from '../src/json.mjs';
+import { isSkillName } from '../src/record.mjs';
 import { TOOL_RESULT, UserMessageIndex, userRoleMessage } from '../src/session.mjs';
+import { listSkillFiles, readSkillFile, skillFilesOf } from './files.mjs';
 
 const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
@@ -344,6 +349,54 @@ export class HarnessCallContext extends CallContext {
       bodyDigest: this.registry.bodyDigests && typeof skill.content === 'string' ? bodyDigest(skill.content) : undefined,
     });
   }
+
+  /**
+   * The files of the winner for `name` other than its skill file, the
+   * first `limit` (files.mjs); `none` for no winner or one without a
+   * folder here.
+   */
+  listSkillFiles(name, limit) {
+    return withWinner(this, name, undefined, (where) => listSkillFiles(name, where, limit));
+  }
+
+  /**
+   * The file `path` of the winner for `name`, read afresh and confined to
+   * its folder (files.mjs); `missing` for a path outside the grammar
+   * (unlooked at), `unavailable` for no winner or one without a folder here.
+   */
+  readSkillFile(name, path) {
+    if (!isSkillFilePath(path)) return this.aborted() ? ABORTED : ok({ tag: 'missing' });
+    return withWinner(this, name, { tag: 'unavailable' }, (where) => readSkillFile(name, where, path));
+  }
+}
+
+/**
+ * What one of the two file imports does once the winner is known: the
+ * harness's winner for `name`, found as `getSkill` finds it (a failing
+ * provider fails the call with its text, an abort is `aborted`), then
+ * `answer(skill)`, whose failure fails the call with its text too.
+ */
+async function withWinner(context, name, none, answer) {
+  if (context.aborted()) return ABORTED;
+  const failed = (error) => (context.aborted() ? ABORTED : err({ tag: 'failed', val: errorMessage(error) }));
+  // A name outside the grammar has no winner (the registry's rule in skill-host).
+  if (!isSkillName(name)) return ok(none);
+  let skill;
+  try {
+    skill = await context.registry.get(name);
+  } catch (error) {
+    return failed(error);
+  }
+  if (context.aborted()) return ABORTED;
+  const where = skillFilesOf(skill);
+  if (where === null) return ok(none);
+  let answered;
+  try {
+    answered = await answer(where);
+  } catch (error) {
+    return failed(error);
+  }
+  return context.aborted() ? ABORTED : ok(answered);
 }
 
 let lastSessionKey = 0n;

@@ -51,6 +51,7 @@ const MODE_KEYS = Object.freeze([
   'catalogUpdates',
   'skillSearch',
   'skillReads',
+  'skillResourceManifest',
 ]);
 
 /**
@@ -89,7 +90,8 @@ export const Config = z.object({
   userOnly: modeKey('at most 1024 names or patterns (a-z, 0-9, -, *, ?), default []: as disable-model-invocation: true (§3.13)'),
   catalogUpdates: modeKey('"full" or "delta", default "full": a change as an update; "delta" needs catalogSource "plugin" (§3.13)'),
   skillSearch: modeKey('boolean, default false: the tool also finds skills by `query` (§3.14)'),
-  skillReads: modeKey('boolean, default false: the tool also loads one `section` of a skill; a cut body ends with an outline (§3.15)'),
+  skillReads: modeKey('boolean, default false: the tool also loads one `section` of a skill, or one of its files by `path`; a cut body ends with an outline (§3.15)'),
+  skillResourceManifest: modeKey('integer from 1 to 1000, default none: a whole load ends with a list of at most this many of the skill\'s files (§3.15)'),
 });
 
 /**
@@ -212,35 +214,54 @@ function resourceBaseSchema(kind, field) {
 }
 
 /**
- * With `skillSearch`, a call is a load (the value above) or a search:
- * `{"matches":[{"name","description"}]}` (docs/spec.md §3.14). Every other
- * mode returns the value above (`skillBodyMaxLength` cuts its `content`;
- * `loadedSkills` records the load beside the value, not in it).
+ * With `skillSearch`, a call may be a search:
+ * `{"matches":[{"name","description"}]}` (docs/spec.md §3.14).
  */
-const SEARCH_OUTPUT_SCHEMA = {
-  oneOf: [
-    OUTPUT_SCHEMA,
-    {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        matches: {
-          type: 'array',
-          required: true,
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { name: { type: 'string', required: true }, description: { type: 'string', required: true } },
-          },
-        },
+const MATCHES_OUTPUT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    matches: {
+      type: 'array',
+      required: true,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { name: { type: 'string', required: true }, description: { type: 'string', required: true } },
       },
     },
-  ],
+  },
 };
 
-/** The output schema for the component's tool definition: the published one unless the tool takes a `query`. */
+/**
+ * With `skillReads`, a call with `path` reads one of the skill's files:
+ * `{"name","provider","path","content"}` (docs/spec.md §3.15, contract
+ * 0.4.0's `file` value).
+ */
+const FILE_OUTPUT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', required: true },
+    provider: { type: 'string', required: true },
+    path: { type: 'string', required: true },
+    content: { type: 'string', required: true },
+  },
+};
+
+/**
+ * The output schema for the component's tool definition: the published one
+ * (every mode's load: `skillBodyMaxLength` cuts its `content`,
+ * `loadedSkills` records the load beside the value, not in it), or one of
+ * it and the search matches (a tool that takes a `query`) and the file
+ * value (a tool that takes a `path`).
+ */
 function outputSchema(definition) {
-  return Object.hasOwn(definition.parameters?.properties ?? {}, 'query') ? SEARCH_OUTPUT_SCHEMA : OUTPUT_SCHEMA;
+  const takes = (key) => Object.hasOwn(definition.parameters?.properties ?? {}, key);
+  const schemas = [OUTPUT_SCHEMA];
+  if (takes('query')) schemas.push(MATCHES_OUTPUT_SCHEMA);
+  if (takes('path')) schemas.push(FILE_OUTPUT_SCHEMA);
+  return schemas.length === 1 ? OUTPUT_SCHEMA : { oneOf: schemas };
 }
 
 /**
@@ -250,6 +271,8 @@ function outputSchema(definition) {
  * matched in all is not in the value, so the first line is the plain one).
  */
 function renderValue(value) {
+  // A file: its text as it is (the plugin's own wrapping is in the text the component gave, which a listener replaced).
+  if (value !== null && typeof value === 'object' && typeof value.path === 'string') return value.content;
   if (value === null || typeof value !== 'object' || !Array.isArray(value.matches)) return renderSkillContent(value);
   if (value.matches.length === 0) {
     return 'No skill matches the query. Try other words, or load a skill by the exact name the user gave.';
@@ -260,7 +283,8 @@ function renderValue(value) {
 
 /**
  * The call card: a load reads `Load skill <name>`, as the published
- * plugin's; a search (`skillSearch`) `Find skills: <query>`. Arguments that
+ * plugin's; a file read (`skillReads` with `path`) `Read <path> of skill
+ * <name>`; a search (`skillSearch`) `Find skills: <query>`. Arguments that
  * are neither (a search call without `name` or `query`) get the runtime's
  * generic card.
  */
@@ -269,6 +293,9 @@ function presentCall(args) {
     return { card: 'generic', title: `Find skills: ${args.query}`, kind: 'search', rawInput: args.query };
   }
   if (typeof args.name !== 'string') return undefined;
+  if (typeof args.path === 'string') {
+    return { card: 'generic', title: `Read ${args.path} of skill ${args.name}`, kind: 'read', rawInput: `${args.name}/${args.path}` };
+  }
   return { card: 'generic', title: `Load skill ${args.name}`, kind: 'read', rawInput: args.name };
 }
 

@@ -1,0 +1,260 @@
+// A skill's files through the drop-in (contract 0.4.0, docs/spec.md §3.15):
+// dsh/files.mjs lists and reads the files below a local skill's folder
+// with the design's rules (hidden files skipped, links only when they
+// resolve beneath the folder to a file served as itself, regular files
+// only, the 1 MiB cap, binary text, byte order, the walk's limits), and the
+// published harness, with its own filesystem provider, reads a file and
+// lists a manifest through the `skill` tool (`skillReads`,
+// `skillResourceManifest`).
+
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { PLUGINS, createHarness } from '../dsh-harness/harness.mjs';
+import { HarnessCallContext } from '../dsh/bridge.mjs';
+import { listSkillFiles, MAX_SKILL_FILES, readSkillFile, skillFilesOf } from '../dsh/files.mjs';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'dsh-files-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Writes `files` (path → text or bytes) below `root`. */
+function write(root, files) {
+  for (const [relative, contents] of Object.entries(files)) {
+    const at = path.join(root, ...relative.split('/'));
+    mkdirSync(path.dirname(at), { recursive: true });
+    writeFileSync(at, contents);
+  }
+}
+
+const SKILL_MD = '---\nname: deploy\ndescription: Deploy the service.\n---\n# Deploy\nSee references/api.md.\n';
+
+/**
+ * A skills root with a bundle `deploy` (its files, a hidden file and
+ * folder, links in and out of its folder, a binary, a non-UTF-8, an
+ * oversized file) and a flat skill `notes.md`; a secret outside both.
+ */
+function skillsRoot(name) {
+  const base = path.join(scratch, name);
+  const root = path.join(base, 'skills');
+  const deploy = path.join(root, 'deploy');
+  write(base, { 'outside/secret.md': 'secret', 'outside/dir/inner.md': 'inner secret' });
+  write(deploy, {
+    'SKILL.md': SKILL_MD,
+    'references/api.md': '\ufeffAPI <reference> & more.\n',
+    'scripts/run.sh': '#!/bin/sh\necho run\n',
+    'Zeta.md': 'upper case sorts first',
+    'é.md': 'two bytes',
+    'z.md': 'one byte',
+    '.hidden.md': 'hidden',
+    '.git/config': 'hidden folder',
+    'logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]),
+    'latin1.txt': Buffer.from([0x63, 0x61, 0x66, 0xe9]),
+    'big.txt': Buffer.alloc(1024 * 1024 + 1, 0x61),
+    'max.txt': Buffer.alloc(1024 * 1024, 0x62),
+  });
+  symlinkSync(path.join(base, 'outside', 'secret.md'), path.join(deploy, 'link-out.md'));
+  symlinkSync('../../outside/secret.md', path.join(deploy, 'relative-out.md'));
+  symlinkSync(path.join(base, 'outside', 'dir'), path.join(deploy, 'dir-out'));
+  symlinkSync('references/api.md', path.join(deploy, 'link-in.md'));
+  symlinkSync('.hidden.md', path.join(deploy, 'link-hidden.md'));
+  symlinkSync('SKILL.md', path.join(deploy, 'link-skill.md'));
+  symlinkSync('references', path.join(deploy, 'refs'));
+  symlinkSync('missing.md', path.join(deploy, 'dangling.md'));
+  write(root, { 'notes.md': '---\nname: notes\ndescription: Notes.\n---\nNotes body.\n' });
+  return { base, root, deploy };
+}
+
+const fixture = skillsRoot('fixture');
+const bundle = { kind: 'bundle', folder: fixture.deploy };
+
+test('where a skill has files: a folder as its resource base, a flat file, or none', () => {
+  const { root, deploy } = fixture;
+  assert.deepEqual(skillFilesOf({ resourceBase: { kind: 'directory', path: deploy }, path: path.join(deploy, 'SKILL.md') }), bundle);
+  assert.deepEqual(skillFilesOf({ resourceBase: { kind: 'directory', path: root }, path: path.join(root, 'notes.md') }), {
+    kind: 'flat',
+    file: path.join(root, 'notes.md'),
+  });
+  assert.equal(skillFilesOf({ name: 'runtime' }), null);
+  assert.equal(skillFilesOf({ resourceBase: { kind: 'url', url: 'https://skills.invalid/x' } }), null);
+  assert.equal(skillFilesOf({ resourceBase: { kind: 'directory', path: 'relative/dir' } }), null);
+});
+
+test('a listing: regular files below the folder, hidden ones and links out skipped, in byte order, sizes given', async () => {
+  const listing = await listSkillFiles('deploy', bundle, 100);
+  const paths = listing.files.map((file) => file.path);
+  assert.deepEqual(paths, [
+    'Zeta.md',
+    'big.txt',
+    'latin1.txt',
+    'link-in.md',
+    'logo.png',
+    'max.txt',
+    'references/api.md',
+    'scripts/run.sh',
+    'z.md',
+    'é.md',
+  ]);
+  assert.equal(listing.total, 10n);
+  assert.equal(listing.files.find((file) => file.path === 'logo.png').size, 6n);
+  assert.equal(listing.files.find((file) => file.path === 'link-in.md').size, BigInt(Buffer.byteLength('\ufeffAPI <reference> & more.\n')));
+  // The first `limit`, and how many there are in all.
+  assert.deepEqual(await listSkillFiles('deploy', bundle, 2), {
+    files: [
+      { path: 'Zeta.md', size: 22n },
+      { path: 'big.txt', size: 1048577n },
+    ],
+    total: 10n,
+  });
+  assert.deepEqual(await listSkillFiles('notes', { kind: 'flat', file: path.join(fixture.root, 'notes.md') }, 10), { files: [], total: 0n });
+});
+
+test('reads: text whole (a BOM kept), binary, too large, and missing for what the listing does not serve', async () => {
+  const read = (relative) => readSkillFile('deploy', bundle, relative);
+  assert.deepEqual(await read('references/api.md'), { tag: 'text', val: '\ufeffAPI <reference> & more.\n' });
+  assert.deepEqual(await read('link-in.md'), { tag: 'text', val: '\ufeffAPI <reference> & more.\n' });
+  assert.deepEqual(await read('SKILL.md'), { tag: 'text', val: SKILL_MD });
+  assert.deepEqual(await read('logo.png'), { tag: 'binary', val: 6n });
+  assert.deepEqual(await read('latin1.txt'), { tag: 'binary', val: 4n });
+  assert.deepEqual(await read('big.txt'), { tag: 'too-large', val: 1048577n });
+  assert.equal((await read('max.txt')).val.length, 1024 * 1024);
+  for (const refused of [
+    'link-out.md', // a link out of the folder
+    'relative-out.md',
+    'dir-out/inner.md', // through a link to a folder outside
+    'refs/api.md', // through a link to a folder inside: the walk does not follow it
+    'link-hidden.md', // a link to a hidden file
+    'link-skill.md', // a link to the skill file
+    'dangling.md',
+    'references', // a folder
+    'nothing.md',
+    '.hidden.md', // outside the grammar: not looked at
+    '.git/config',
+    '../notes.md',
+    'references/../SKILL.md',
+    '/etc/passwd',
+  ]) {
+    assert.deepEqual(await read(refused), { tag: 'missing' }, refused);
+  }
+  const flat = { kind: 'flat', file: path.join(fixture.root, 'notes.md') };
+  assert.deepEqual(await readSkillFile('notes', flat, 'SKILL.md'), { tag: 'text', val: '---\nname: notes\ndescription: Notes.\n---\nNotes body.\n' });
+  assert.deepEqual(await readSkillFile('notes', flat, 'deploy/SKILL.md'), { tag: 'missing' });
+});
+
+test("over the walk's limits a listing and a read fail with its text", async () => {
+  const many = path.join(scratch, 'many');
+  write(many, Object.fromEntries(Array.from({ length: MAX_SKILL_FILES }, (_, index) => [`f/${index}.md`, 'x'])));
+  write(many, { 'SKILL.md': SKILL_MD });
+  const where = { kind: 'bundle', folder: many };
+  const text = 'skill "many" has more than 512 files; the Skills extension allows at most 512 per skill';
+  await assert.rejects(listSkillFiles('many', where, 1), { message: text });
+  await assert.rejects(readSkillFile('many', where, 'f/1.md'), { message: text });
+  // Without SKILL.md's share the same 512 are served.
+  rmSync(path.join(many, 'f', '0.md'));
+  assert.equal((await listSkillFiles('many', where, 1)).total, 511n);
+});
+
+test('the bridge: the winner found as get-skill finds it, its failures and aborts, no folder is none or unavailable', async () => {
+  const skills = {
+    deploy: { name: 'deploy', resourceBase: { kind: 'directory', path: fixture.deploy }, path: path.join(fixture.deploy, 'SKILL.md') },
+    runtime: { name: 'runtime', content: 'Body.' },
+  };
+  let aborted = false;
+  const registry = {
+    get: async (name) => {
+      if (name === 'broken') throw new Error('provider "p" failed');
+      return skills[name];
+    },
+  };
+  const context = new HarnessCallContext({ registry, aborted: () => aborted });
+  assert.deepEqual(await context.listSkillFiles('deploy', 1), { tag: 'ok', val: { files: [{ path: 'Zeta.md', size: 22n }], total: 10n } });
+  assert.deepEqual(await context.readSkillFile('deploy', 'z.md'), { tag: 'ok', val: { tag: 'text', val: 'one byte' } });
+  assert.deepEqual(await context.readSkillFile('deploy', 'link-out.md'), { tag: 'ok', val: { tag: 'missing' } });
+  assert.deepEqual(await context.listSkillFiles('runtime', 5), { tag: 'ok', val: undefined });
+  assert.deepEqual(await context.readSkillFile('runtime', 'a.md'), { tag: 'ok', val: { tag: 'unavailable' } });
+  assert.deepEqual(await context.readSkillFile('gone', 'a.md'), { tag: 'ok', val: { tag: 'unavailable' } });
+  // A path outside the grammar is missing before any lookup.
+  assert.deepEqual(await context.readSkillFile('gone', '../a.md'), { tag: 'ok', val: { tag: 'missing' } });
+  const failed = { tag: 'err', val: { tag: 'failed', val: 'provider "p" failed' } };
+  assert.deepEqual(await context.listSkillFiles('broken', 5), failed);
+  assert.deepEqual(await context.readSkillFile('broken', 'a.md'), failed);
+  aborted = true;
+  assert.deepEqual(await context.readSkillFile('deploy', 'z.md'), { tag: 'err', val: { tag: 'aborted' } });
+  assert.deepEqual(await context.listSkillFiles('deploy', 5), { tag: 'err', val: { tag: 'aborted' } });
+});
+
+/** A harness with the drop-in under `config` over the harness's own filesystem provider on `root`. */
+async function filesystemHarness(root, config, extra = {}) {
+  const filesystem = await import('@deepseek-ai/dsh-skill-filesystem');
+  const homes = path.join(scratch, `homes-${path.basename(path.dirname(root))}`);
+  for (const home of ['dsh-home', 'agents-home']) mkdirSync(path.join(homes, home), { recursive: true });
+  return createHarness({
+    plugin: PLUGINS.dropIn,
+    config,
+    cwd: path.dirname(root),
+    mount: (ctx) =>
+      ctx.plugin(filesystem, {
+        watch: false,
+        includeDefaultRoots: false,
+        customSkillDirs: [root],
+        dshHome: path.join(homes, 'dsh-home'),
+        agentsHome: path.join(homes, 'agents-home'),
+      }),
+    ...extra,
+  });
+}
+
+test('through the published harness: a file read by `path`, and a whole load listing its files', async () => {
+  const harness = await filesystemHarness(fixture.root, { skillReads: true, skillResourceManifest: 20 });
+  const definition = harness.definition();
+  assert.ok(Object.hasOwn(definition.parameters.properties, 'path'), JSON.stringify(definition.parameters));
+  const read = await harness.invoke({ name: 'deploy', path: 'references/api.md' });
+  assert.equal(read.isError, false, JSON.stringify(read));
+  assert.deepEqual(read.value, { name: 'deploy', provider: 'filesystem', path: 'references/api.md', content: '\ufeffAPI <reference> & more.\n' });
+  // The model sees the component's text for the value, not a skill's rendering of it.
+  assert.equal(read.content.length, 1);
+  assert.match(read.content[0].text, /^<skill_file name="deploy" path="references\/api.md">\n/);
+  assert.ok(read.content[0].text.includes('\ufeffAPI <reference> & more.\n'), read.content[0].text);
+  // The card says what is read.
+  const tool = harness.ctx.tools.get('skill', harness.agent);
+  assert.equal(tool.presentCall({ name: 'deploy', path: 'references/api.md' }).title, 'Read references/api.md of skill deploy');
+  // A whole load ends with the manifest: served files only.
+  const load = await harness.invoke({ name: 'deploy' });
+  assert.equal(load.isError, false, JSON.stringify(load));
+  const text = load.content[0].text;
+  for (const listed of ['references/api.md', 'scripts/run.sh', 'link-in.md', 'logo.png']) assert.ok(text.includes(listed), `${listed} in ${text}`);
+  for (const unlisted of ['.hidden.md', '.git/config', 'link-out.md', 'relative-out.md', 'dir-out', 'link-hidden.md', 'secret']) {
+    assert.ok(!text.includes(unlisted), `${unlisted} in ${text}`);
+  }
+  // A link out of the folder and a hidden file: neither is read.
+  const out = await harness.invoke({ name: 'deploy', path: 'link-out.md' });
+  assert.equal(out.isError, true);
+  assert.match(JSON.stringify(out.content), /has no file \\"link-out.md\\"/);
+  assert.doesNotMatch(JSON.stringify(out), /secret/);
+  const hidden = await harness.invoke({ name: 'deploy', path: '.hidden.md' });
+  assert.equal(hidden.isError, true);
+  assert.match(JSON.stringify(hidden.content), /is not a path inside a skill/);
+  // A binary file is not read; a flat skill has only itself.
+  const binary = await harness.invoke({ name: 'deploy', path: 'logo.png' });
+  assert.equal(binary.isError, true);
+  assert.match(JSON.stringify(binary.content), /is not text/);
+  const flat = await harness.invoke({ name: 'notes', path: 'SKILL.md' });
+  assert.equal(flat.isError, false, JSON.stringify(flat));
+  assert.match(flat.value.content, /Notes body\./);
+  const flatOther = await harness.invoke({ name: 'notes', path: 'deploy/SKILL.md' });
+  assert.equal(flatOther.isError, true);
+});
+
+test('skillResourceManifest is passed as given: the component refuses a bad value in its words', async () => {
+  await assert.rejects(
+    filesystemHarness(fixture.root, { skillResourceManifest: 0 }),
+    { message: 'tool-skill: skillResourceManifest must be an integer from 1 to 1000' },
+  );
+  const harness = await filesystemHarness(fixture.root, { skillResourceManifest: 2 });
+  const load = await harness.invoke({ name: 'deploy' });
+  assert.equal(load.isError, false, JSON.stringify(load));
+  assert.match(load.content[0].text, /Zeta\.md/);
+  assert.doesNotMatch(load.content[0].text, /scripts\/run\.sh/);
+});
