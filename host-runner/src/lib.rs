@@ -55,10 +55,10 @@ pub use bindings::ContractVersion;
 pub use error::HostError;
 pub use plugin::{Decision, LoadedSkill, Plugin, StepInput, StepOutcome, ToolDefinition, ToolOutcome, ToolView};
 pub use registry::{
-    BackgroundListing, DEFAULT_CACHE_CAPACITY, FIRST_LISTING_PENDING, InvocationPolicy, Listing, ListingReport,
-    MAX_OVERDUE, ProviderDeadline, ProviderError, RUNTIME_PROVIDER, RUNTIME_RANK, RefreshPolicy, RegistryError,
-    RegistrySnapshot, ResourceBase, ResourceBaseJson, RuntimeSkill, Shadowed, SkillCandidate, SkillDefinition,
-    SkillProvider, SkillRegistry, SkippedFile, Winner, is_skill_name, winners_named,
+    BackgroundListing, DEFAULT_CACHE_CAPACITY, FIRST_LISTING_PENDING, FileListing, FileRead, InvocationPolicy, Listing,
+    ListingReport, MAX_OVERDUE, ProviderDeadline, ProviderError, RUNTIME_PROVIDER, RUNTIME_RANK, RefreshPolicy,
+    RegistryError, RegistrySnapshot, ResourceBase, ResourceBaseJson, RuntimeSkill, Shadowed, SkillCandidate,
+    SkillDefinition, SkillProvider, SkillRegistry, SkippedFile, Winner, file_digest, is_skill_name, winners_named,
 };
 pub use sandbox::{DeadlineClock, EMBEDDED_PLUGIN, ManualClock, OutputLimits, SandboxLimits, component_cache};
 pub use session::{SessionError, SessionHeader, SessionLog, SharedSession, SurfaceOp};

@@ -34,6 +34,7 @@ mod remote;
 mod scenarios;
 mod search;
 mod search_quality;
+mod skill_files;
 mod traces;
 mod turns;
 mod wit_contract;

@@ -21,7 +21,6 @@
 
 use rmcp::model::{DIRECTORY_MIME_TYPE, Resource, Skill, SkillFrontmatter, SkillResource, SkillResources};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use skill_rules::{SKILL_FILE, SkillPatterns};
 
 use crate::providers::frontmatter::frontmatter_json;
@@ -133,16 +132,7 @@ fn frontmatter_of(text: &str) -> Result<SkillFrontmatter, String> {
     Ok(frontmatter)
 }
 
-/// `sha256:` and the lowercase hex SHA-256 of `bytes`.
-pub fn digest(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut text = String::with_capacity(7 + 64);
-    text.push_str("sha256:");
-    for byte in hash {
-        text.push_str(&format!("{byte:02x}"));
-    }
-    text
-}
+pub use crate::registry::file_digest as digest;
 
 /// The URI of a skill's file: each path segment percent-encoded.
 pub fn resource_uri(name: &str, relative: &str) -> String {

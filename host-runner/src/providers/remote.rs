@@ -65,7 +65,7 @@ use url::Url;
 use super::frontmatter::parse_skill_file;
 use crate::registry::{
     FileListing, FileRead, InvocationPolicy, Listing, ProviderError, ResourceBase, SkillCandidate, SkillDefinition,
-    SkillProvider, SkippedFile, body_digest, is_skill_name,
+    SkillProvider, SkippedFile, body_digest, file_digest, is_skill_name,
 };
 
 /// The provider's registered name.
@@ -442,17 +442,6 @@ fn index_entries(text: &str) -> Result<Vec<Value>, String> {
         Some(Value::Array(entries)) => Ok(entries.clone()),
         _ => Err("malformed index: expected an object with a `skills` array".to_string()),
     }
-}
-
-/// `sha256:` and the lowercase hex SHA-256 of a fetched file's bytes, as
-/// index digests are written.
-fn file_digest(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut text = String::from("sha256:");
-    for byte in Sha256::digest(bytes) {
-        text.push_str(&format!("{byte:02x}"));
-    }
-    text
 }
 
 /// Whether `digest` is `sha256:` and 64 lowercase hex digits.

@@ -22,7 +22,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::types::{Listing, ProviderError, SkillCandidate, SkillDefinition, SkillProvider};
+use super::types::{FileListing, FileRead, Listing, ProviderError, SkillCandidate, SkillDefinition, SkillProvider};
 use super::{incomplete_warning, skipped_warning};
 
 /// The listing's error while the first listing has not answered yet.
@@ -244,6 +244,19 @@ impl SkillProvider for BackgroundListing {
 
     fn load(&self, cwd: Option<&Path>, candidate: &SkillCandidate) -> Result<Option<SkillDefinition>, ProviderError> {
         self.shared.inner.load(cwd, candidate)
+    }
+
+    fn list_files(
+        &self,
+        cwd: Option<&Path>,
+        candidate: &SkillCandidate,
+        limit: usize,
+    ) -> Result<Option<FileListing>, ProviderError> {
+        self.shared.inner.list_files(cwd, candidate, limit)
+    }
+
+    fn read_file(&self, cwd: Option<&Path>, candidate: &SkillCandidate, path: &str) -> Result<FileRead, ProviderError> {
+        self.shared.inner.read_file(cwd, candidate, path)
     }
 }
 

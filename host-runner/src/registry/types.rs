@@ -124,8 +124,14 @@ pub struct ListedFiles {
 /// The digest of a skill body: `sha256:` and the SHA-256 of its UTF-8
 /// bytes in lowercase hex.
 pub fn body_digest(body: &str) -> String {
+    file_digest(body.as_bytes())
+}
+
+/// `sha256:` and the lowercase hex SHA-256 of `bytes`: the digest of a
+/// file as indexes and the Skills extension write it.
+pub fn file_digest(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    let hash = Sha256::digest(body.as_bytes());
+    let hash = Sha256::digest(bytes);
     let mut text = String::with_capacity(7 + 64);
     text.push_str("sha256:");
     for byte in hash {

@@ -166,3 +166,19 @@ fn waits_are_the_hint_within_bounds_or_a_doubling_backoff() {
     assert_eq!(backoff, [1, 2, 4, 8, 16, 32, 60, 60]);
     assert_eq!(policy.next_wait(u32::MAX, None), Duration::from_secs(60));
 }
+
+/// A skill's files are its provider's: the wrapper passes both file calls on.
+#[test]
+fn file_calls_reach_the_wrapped_provider() {
+    use crate::providers::memory::{LoadOutcome, MemoryProvider, MemorySkill};
+    let fields = serde_json::json!({"name": "a", "description": "A.", "content": "Body.", "files": {"x.md": "X"}});
+    let skill = MemorySkill { fields: fields.as_object().unwrap().clone(), loaded: LoadOutcome::AsListed };
+    let memory = MemoryProvider::new("memory".to_owned(), true, None, vec![skill]).unwrap();
+    let background = BackgroundListing::new(Arc::new(memory), None, quick(), || None);
+    let candidate = background.list(None).unwrap().candidates.remove(0);
+    assert_eq!(
+        background.list_files(None, &candidate, 10).unwrap(),
+        Some(FileListing { files: vec![("x.md".to_owned(), Some(1))], total: 1 })
+    );
+    assert_eq!(background.read_file(None, &candidate, "x.md").unwrap(), FileRead::Text("X".to_owned()));
+}
