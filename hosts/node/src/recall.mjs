@@ -11,6 +11,7 @@
 // rather than once per import. Opt-in per `Plugin` (the drop-in).
 
 import { sameValue } from './json.mjs';
+import { isSkillFilePath } from './host-imports.mjs';
 import { isSkillName } from './record.mjs';
 
 /** The component's imports (wit/world.wit): what a `Recording` forwards. */
@@ -84,25 +85,28 @@ async function read(host, name, args) {
 /**
  * What a `skill` call loading `name` reads first (docs/spec.md §3.3): the
  * registry's winner of that name, then, when the winner is one the model may
- * invoke, the skill itself. A guess read ahead for the guest, which takes
+ * invoke, the skill itself, or, for a `path`, that file of it. A guess read ahead for the guest, which takes
  * only what it asks for.
  */
 async function loadReads(host, argumentsText) {
   let name;
+  let path;
   try {
     const value = JSON.parse(argumentsText);
     if (typeof value === 'object' && value !== null && typeof value.name === 'string' && !Object.hasOwn(value, 'query')) {
       name = value.name;
+      path = value.path;
     }
   } catch {
     name = undefined;
   }
-  // A name the component refuses before reading anything reads nothing.
-  if (name === undefined || !isSkillName(name)) return [];
+  // A name (or a file path) the component refuses before reading anything reads nothing.
+  if (name === undefined || !isSkillName(name) || (path !== undefined && !isSkillFilePath(path))) return [];
   const listed = await read(host, 'listSkills', [name]);
   const winners = listed.answer?.tag === 'ok' ? listed.answer.val : [];
   if (winners.length !== 1 || winners[0].name !== name || winners[0].invocation?.modelInvocable !== true) return [listed];
-  return [listed, await read(host, 'getSkill', [name])];
+  // A file's read (`skillReads`' `path`, contract 0.4.0) reads the file instead of the skill.
+  return [listed, await (path === undefined ? read(host, 'getSkill', [name]) : read(host, 'readSkillFile', [name, path]))];
 }
 
 /** Puts `key` → `value` in `map`, dropping the oldest entry past `max`. */
