@@ -4,7 +4,7 @@
 //! catalog was published near the start and is still visible, K warm calls.
 //!
 //! ```sh
-//! cargo run --release -p skill-host --example pre_step_bench -- --skills 1000 --events 100000 --iterations 200 [--native] [--load [--section '{name}']]
+//! cargo run --release -p skill-host --example pre_step_bench -- --skills 1000 --events 100000 --iterations 200 [--native] [--load [--section '{name}' | --files --path references/api.md]]
 //! ```
 //!
 //! Prints one JSON line. `--native` runs the same plugin logic compiled for
@@ -48,6 +48,15 @@ struct Args {
     /// its name); give `--config '{"skillReads":true}'`.
     #[arg(long, value_name = "HEADING", requires = "load")]
     section: Option<String>,
+    /// With `--load`, read this file of the skill instead (needs `--files`
+    /// and `--config '{"skillReads":true}'`).
+    #[arg(long, value_name = "PATH", requires = "files", conflicts_with = "section")]
+    path: Option<String>,
+    /// Serve the skills from an in-memory provider that gives each one a
+    /// file, `references/api.md` (about 2 KB), instead of as runtime skills
+    /// (which have no files).
+    #[arg(long)]
+    files: bool,
     /// Before each call (untimed), append a user message to the session, so
     /// every step must look at the history again (a real conversation).
     #[arg(long)]
@@ -75,8 +84,12 @@ fn main() -> anyhow::Result<()> {
     );
     let skills = workload::skills(args.skills);
     let registry = Arc::new(SkillRegistry::new());
-    for (name, description, content) in &skills {
-        registry.register_runtime(RuntimeSkill::new(name, description, content)).map_err(anyhow::Error::msg)?;
+    if args.files {
+        registry.register_provider(Arc::new(workload::with_files(&skills)?));
+    } else {
+        for (name, description, content) in &skills {
+            registry.register_runtime(RuntimeSkill::new(name, description, content)).map_err(anyhow::Error::msg)?;
+        }
     }
     let plugin = Plugin::embedded(&args.config, SandboxLimits::default())?;
     let session = SharedSession::new(SessionLog::in_memory(SessionHeader::new(Some(CWD.to_owned()))));
@@ -133,9 +146,10 @@ fn main() -> anyhow::Result<()> {
         }),
         (false, true) => Box::new(|| native::pre_step(&registry, &session, &mut native_memory)),
         (true, false) => {
-            let arguments = match &args.section {
-                Some(section) => json!({ "name": target, "section": section.replace("{name}", &target) }),
-                None => json!({ "name": target }),
+            let arguments = match (&args.section, &args.path) {
+                (Some(section), _) => json!({ "name": target, "section": section.replace("{name}", &target) }),
+                (None, Some(path)) => json!({ "name": target, "path": path }),
+                (None, None) => json!({ "name": target }),
             }
             .to_string();
             Box::new(move || {
@@ -288,6 +302,26 @@ mod workload {
                 (name, description, body.join("\n"))
             })
             .collect()
+    }
+
+    /// The skills served by an in-memory provider (as scenario files
+    /// describe one), each with one file, `references/api.md`, of about 2 KB.
+    pub fn with_files(
+        skills: &[(String, String, String)],
+    ) -> anyhow::Result<skill_host::providers::memory::MemoryProvider> {
+        use skill_host::providers::memory::{LoadOutcome, MemoryProvider, MemorySkill};
+        let reference: String =
+            (1..=20).map(|k| format!("- `call_{k}(input)`: what call {k} takes, returns and fails with.\n")).collect();
+        let served = skills
+            .iter()
+            .map(|(name, description, content)| {
+                let fields = json!({"name": name, "description": description, "content": content,
+                                    "files": {"references/api.md": reference}});
+                let fields = fields.as_object().expect("an object").clone();
+                MemorySkill { fields, loaded: LoadOutcome::AsListed }
+            })
+            .collect();
+        MemoryProvider::new("memory".to_owned(), true, None, served).map_err(anyhow::Error::msg)
     }
 
     const USER_TEXTS: [&str; 4] = [
