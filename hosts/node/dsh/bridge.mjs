@@ -13,7 +13,8 @@
 // body digests the harness's registry does not list (`HarnessSkills`).
 //
 // A skill's files (contract 0.4.0, docs/spec.md §3.15) are read from disk
-// for a skill whose resource base is a folder here (`files.mjs`).
+// for a skill the harness's filesystem provider listed from a skill file
+// (`files.mjs`); every other skill serves none.
 
 import { createHash } from 'node:crypto';
 
@@ -352,8 +353,8 @@ export class HarnessCallContext extends CallContext {
 
   /**
    * The files of the winner for `name` other than its skill file, the
-   * first `limit` (files.mjs); `none` for no winner or one without a
-   * folder here.
+   * first `limit` (files.mjs); `none` for no winner or one the
+   * harness's filesystem provider did not list from a skill file.
    */
   listSkillFiles(name, limit) {
     return withWinner(this, name, undefined, (where) => listSkillFiles(name, where, limit));
@@ -362,7 +363,8 @@ export class HarnessCallContext extends CallContext {
   /**
    * The file `path` of the winner for `name`, read afresh and confined to
    * its folder (files.mjs); `missing` for a path outside the grammar
-   * (unlooked at), `unavailable` for no winner or one without a folder here.
+   * (unlooked at), `unavailable` for no winner or one the harness's
+   * filesystem provider did not list from a skill file.
    */
   readSkillFile(name, path) {
     if (!isSkillFilePath(path)) return this.aborted() ? ABORTED : ok({ tag: 'missing' });

@@ -1,15 +1,16 @@
 // A skill's files on this machine, for the drop-in's `list-skill-files` and
 // `read-skill-file` (docs/spec.md §3.15, the design every host follows):
-// the files below a DeepSeek Harness local skill's folder, the set
-// skill-host's local provider and its MCP Skills extension serve
-// (host-runner/src/providers/local/files.rs), found and read with what
-// Node.js offers. Node has no `openat2(RESOLVE_BENEATH)`, so confinement is
-// checked around each open instead of by the kernel during it: see
-// hosts/node/README.md ("A skill's files") for what that holds and the race
-// it leaves.
+// the files below a skill the harness's filesystem provider listed from a
+// skill file on disk, the set skill-host's local provider and its MCP
+// Skills extension serve (host-runner/src/providers/local/files.rs), found
+// and read with what Node.js offers. A link is resolved here one segment at
+// a time, as cap-std's RESOLVE_BENEATH resolves it (and the Python host);
+// Node has no `openat2`, so the open itself is checked around instead of
+// confined by the kernel: see hosts/node/README.md ("A skill's files") for
+// what that holds and the race it leaves.
 
 import { constants as fsConstants } from 'node:fs';
-import { lstat, open as openFile, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { lstat, open as openFile, opendir, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 import { isObject } from '../src/json.mjs';
@@ -23,8 +24,24 @@ export const MAX_SKILL_FILES = 512;
 export const MAX_SKILL_BYTES = 16 * 1024 * 1024;
 /** Nested folders followed below a skill's folder. */
 export const MAX_DEPTH = 16;
+/**
+ * The most entries a walk looks at below a skill's folder (files, folders,
+ * links, hidden ones; not the top `SKILL.md`): skill-host's bound, so a
+ * folder of needless entries costs a bounded walk.
+ */
+export const MAX_WALK_ENTRIES = 16384;
+/** Symbolic links followed in one resolution (Linux's `MAXSYMLINKS`, the Python host's bound). */
+export const MAX_LINKS = 40;
+/**
+ * The name under which the harness's filesystem provider
+ * (`@deepseek-ai/dsh-skill-filesystem`, its `providerName` default) lists
+ * its skills; a registry provider's candidates must carry its name, and
+ * the name `runtime` is reserved for runtime registrations.
+ */
+export const FILESYSTEM_PROVIDER = 'filesystem';
 
 const missing = { tag: 'missing' };
+const SKILL_FILE_BYTES = Buffer.from(SKILL_FILE);
 
 /** A file name's bytes as UTF-8 text, or null when they are not (such a file is skipped, as skill-host skips it). */
 function fileName(bytes) {
@@ -48,34 +65,86 @@ function byteOrder(a, b) {
 
 /**
  * Where the files of `skill` (a harness skill definition) are on this
- * machine: `{ kind: 'bundle', folder }` for a skill whose resource base is a
- * directory (the harness's local skills: `<root>/<name>/SKILL.md`), `{ kind:
- * 'flat', file }` for a flat `<root>/<name>.md` (its resource base is the
- * root, which holds other skills: only the file itself is served, as
- * `SKILL.md`), or null for a skill without a folder here (a runtime skill,
- * a URL or opaque resource base, a relative path).
+ * machine, when the harness's filesystem provider listed it from a skill
+ * file on disk (its provider `filesystem`, an absolute `skill.path` whose
+ * folder is its directory resource base, as that provider writes both):
+ * `{ kind: 'bundle', folder }` for a bundle, `<root>/<name>/SKILL.md`
+ * (`skill.path` is the folder's `SKILL.md`, the resource base the folder),
+ * `{ kind: 'flat', file }` for a flat `<root>/<name>.md` (its resource base
+ * is the root, which holds other skills: only the file itself is served, as
+ * `SKILL.md`); null for every other skill (a runtime skill, another
+ * provider's, a URL or opaque resource base, one whose path and resource
+ * base disagree), which serves no files whatever its resource base.
  */
 export function skillFilesOf(skill) {
-  const base = isObject(skill) ? skill.resourceBase : undefined;
+  if (!isObject(skill) || skill.provider !== FILESYSTEM_PROVIDER) return null;
+  const base = skill.resourceBase;
   if (!isObject(base) || base.kind !== 'directory' || typeof base.path !== 'string' || !path.isAbsolute(base.path)) {
     return null;
   }
+  if (typeof skill.path !== 'string' || !path.isAbsolute(skill.path)) return null;
   const folder = path.resolve(base.path);
-  const file = typeof skill.path === 'string' && path.isAbsolute(skill.path) ? path.resolve(skill.path) : null;
-  if (file !== null && path.dirname(file) === folder && path.basename(file) !== SKILL_FILE) return { kind: 'flat', file };
-  return { kind: 'bundle', folder };
+  const file = path.resolve(skill.path);
+  if (path.dirname(file) !== folder) return null;
+  if (path.basename(file) === SKILL_FILE) return { kind: 'bundle', folder };
+  if (file.endsWith('.md')) return { kind: 'flat', file };
+  return null;
+}
+
+/**
+ * Where the link at `relative` (a path the walk found below `root`, the
+ * folder's real path) leads, resolved beneath `root` as cap-std's
+ * RESOLVE_BENEATH resolves it: one segment at a time, each link's target
+ * read (`readlink`) and resolved from the folder holding the link, `..`
+ * taken from the folders already entered (never from the file system).
+ * Resolves to the path it leads to, with no link on it, or null when it
+ * leaves the folder (an absolute target, a `..` above the folder at any
+ * point, even one that comes back down) or leads through more than
+ * `MAX_LINKS` links or a file on the way; throws what `lstat` or
+ * `readlink` throws.
+ */
+async function resolveBeneath(root, relative) {
+  const held = [];
+  const parts = relative.split('/');
+  let links = 0;
+  while (parts.length > 0) {
+    const part = parts.shift();
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (held.length === 0) return null;
+      held.pop();
+      continue;
+    }
+    const at = path.join(root, ...held, part);
+    const meta = await lstat(at);
+    if (meta.isSymbolicLink()) {
+      links += 1;
+      if (links > MAX_LINKS) return null;
+      const target = await readlink(at);
+      if (target.startsWith('/') || path.isAbsolute(target)) return null;
+      parts.unshift(...target.split('/'));
+      continue;
+    }
+    if (parts.length === 0) return at;
+    if (!meta.isDirectory()) return null;
+    held.push(part);
+  }
+  return path.join(root, ...held);
 }
 
 /**
  * The files a bundle's folder serves, walked afresh: every regular file
  * below it but hidden ones (a name starting with `.`, a folder so named
  * not entered), down to `MAX_DEPTH` folders, links to folders not
- * followed; a link to a file only when it resolves beneath the folder to a
- * file the walk found as itself; `SKILL.md` at the top counted first.
- * Resolves to `{ root, files }`: `root` the folder's real path, `files` a
- * Map of path → `{ size, dev, ino, at }` (`at`: the real path of the file
- * at the time of the walk). Throws the walk's error text over 512
- * files or 16 MiB, or for a folder it cannot list.
+ * followed; a link to a file only when it resolves beneath the folder
+ * (`resolveBeneath`, then its real path) to a file the walk found as
+ * itself; `SKILL.md` at the top counted first. Entries are read in the
+ * order the file system gives them (`opendir`, as skill-host reads them),
+ * and at most `MAX_WALK_ENTRIES` are looked at. Resolves to `{ root, files
+ * }`: `root` the folder's real path, `files` a Map of path → `{ size, dev,
+ * ino, at }` (`at`: the real path of the file at the time of the walk).
+ * Throws the walk's error text over 512 files, 16 MiB or 16384 entries,
+ * or for a folder it cannot list.
  */
 async function walk(name, folder) {
   const unreadable = (relative, error) => new Error(`skill "${name}": cannot list ${relative || '.'}: ${error.message}`);
@@ -90,6 +159,7 @@ async function walk(name, folder) {
   const plain = new Set();
   const links = [];
   let bytes = 0n;
+  let entries = 0;
   const identity = (meta) => `${meta.dev}:${meta.ino}`;
   const count = (relative, meta, at) => {
     if (found.size === MAX_SKILL_FILES) {
@@ -115,27 +185,50 @@ async function walk(name, folder) {
   }
   const visit = async (relative, depth) => {
     const here = relative === '' ? root : path.join(root, ...relative.split('/'));
-    let entries;
+    let listed;
     try {
-      entries = await readdir(here, { withFileTypes: true, encoding: 'buffer' });
+      listed = await opendir(here, { encoding: 'buffer' });
     } catch (error) {
       throw unreadable(relative, error);
     }
-    for (const entry of entries) {
+    // The iterator closes the folder when the loop ends, by a throw too.
+    for await (const entry of listed) {
+      // Every entry looked at counts, hidden ones and folders too; the top SKILL.md does not.
+      const topSkillFile = depth === 0 && entry.name.equals(SKILL_FILE_BYTES);
+      if (!topSkillFile) {
+        entries += 1;
+        if (entries > MAX_WALK_ENTRIES) {
+          throw new Error(
+            `skill "${name}" has more than ${MAX_WALK_ENTRIES} entries below its folder; at most ${MAX_WALK_ENTRIES} are looked at`,
+          );
+        }
+      }
       const entryName = fileName(entry.name);
-      if (entryName === null || entryName.startsWith('.') || (depth === 0 && entryName === SKILL_FILE)) continue;
+      if (entryName === null || entryName.startsWith('.') || topSkillFile) continue;
       const entryPath = relative === '' ? entryName : `${relative}/${entryName}`;
       const full = path.join(here, entryName);
-      if (entry.isDirectory()) {
+      let kind = entry;
+      if (!entry.isFile() && !entry.isDirectory() && !entry.isSymbolicLink()) {
+        // The file system gave no type (or another one): asked of the entry itself, not followed.
+        try {
+          kind = await lstat(full);
+        } catch {
+          continue;
+        }
+      }
+      if (kind.isDirectory()) {
         if (depth < MAX_DEPTH) await visit(entryPath, depth + 1);
         continue;
       }
+      const link = kind.isSymbolicLink();
       let at = full;
       let meta;
       try {
-        if (entry.isSymbolicLink()) {
-          // Only a link that resolves beneath the folder; a link to a folder is not followed.
-          at = await realpath(full);
+        if (link) {
+          // Only a link that resolves beneath the folder, never rising above it; a link to a folder is not followed.
+          const resolved = await resolveBeneath(root, entryPath);
+          if (resolved === null) continue;
+          at = await realpath(resolved);
           if (!beneath(root, at)) continue;
           meta = await stat(at, { bigint: true });
         } else {
@@ -147,7 +240,7 @@ async function walk(name, folder) {
       }
       if (!meta.isFile()) continue;
       count(entryPath, meta, at);
-      if (entry.isSymbolicLink()) links.push([entryPath, identity(meta)]);
+      if (link) links.push([entryPath, identity(meta)]);
       else plain.add(identity(meta));
     }
   };

@@ -1,11 +1,13 @@
 // A skill's files through the drop-in (contract 0.4.0, docs/spec.md §3.15):
 // dsh/files.mjs lists and reads the files below a local skill's folder
-// with the design's rules (hidden files skipped, links only when they
-// resolve beneath the folder to a file served as itself, regular files
+// with the design's rules (only skills the harness's filesystem provider
+// listed, hidden files skipped, links only when they resolve beneath the
+// folder as RESOLVE_BENEATH does to a file served as itself, regular files
 // only, the 1 MiB cap, binary text, byte order, the walk's limits), and the
 // published harness, with its own filesystem provider, reads a file and
 // lists a manifest through the `skill` tool (`skillReads`,
-// `skillResourceManifest`).
+// `skillResourceManifest`), and serves none of a runtime skill's or another
+// provider's.
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { after, test } from 'node:test';
 
 import { PLUGINS, createHarness } from '../dsh-harness/harness.mjs';
 import { HarnessCallContext } from '../dsh/bridge.mjs';
-import { listSkillFiles, MAX_SKILL_FILES, readSkillFile, skillFilesOf } from '../dsh/files.mjs';
+import { listSkillFiles, MAX_SKILL_FILES, MAX_WALK_ENTRIES, readSkillFile, skillFilesOf } from '../dsh/files.mjs';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'dsh-files-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -70,16 +72,29 @@ function skillsRoot(name) {
 const fixture = skillsRoot('fixture');
 const bundle = { kind: 'bundle', folder: fixture.deploy };
 
-test('where a skill has files: a folder as its resource base, a flat file, or none', () => {
+test('where a skill has files: one the filesystem provider listed, a bundle or a flat file; no other', () => {
   const { root, deploy } = fixture;
-  assert.deepEqual(skillFilesOf({ resourceBase: { kind: 'directory', path: deploy }, path: path.join(deploy, 'SKILL.md') }), bundle);
-  assert.deepEqual(skillFilesOf({ resourceBase: { kind: 'directory', path: root }, path: path.join(root, 'notes.md') }), {
+  const filesystem = (resourceBase, file) => ({ provider: 'filesystem', resourceBase, path: file });
+  const folder = (at) => ({ kind: 'directory', path: at });
+  assert.deepEqual(skillFilesOf(filesystem(folder(deploy), path.join(deploy, 'SKILL.md'))), bundle);
+  assert.deepEqual(skillFilesOf(filesystem(folder(root), path.join(root, 'notes.md'))), {
     kind: 'flat',
     file: path.join(root, 'notes.md'),
   });
   assert.equal(skillFilesOf({ name: 'runtime' }), null);
-  assert.equal(skillFilesOf({ resourceBase: { kind: 'url', url: 'https://skills.invalid/x' } }), null);
-  assert.equal(skillFilesOf({ resourceBase: { kind: 'directory', path: 'relative/dir' } }), null);
+  // Another provider's skill, a runtime skill: none, whatever its resource base and path.
+  for (const provider of ['runtime', 'scenario', 'filesystem-2', undefined]) {
+    assert.equal(skillFilesOf({ provider, resourceBase: folder(deploy), path: path.join(deploy, 'SKILL.md') }), null, provider);
+    assert.equal(skillFilesOf({ provider, resourceBase: folder(deploy) }), null, provider);
+  }
+  // The filesystem provider's marks: an absolute path in the folder that is its resource base.
+  assert.equal(skillFilesOf(filesystem(folder(deploy))), null);
+  assert.equal(skillFilesOf(filesystem(folder(deploy), 'deploy/SKILL.md')), null);
+  assert.equal(skillFilesOf(filesystem(folder(root), path.join(deploy, 'SKILL.md'))), null);
+  assert.equal(skillFilesOf(filesystem(folder('/etc'), path.join(deploy, 'SKILL.md'))), null);
+  assert.equal(skillFilesOf(filesystem(folder(root), path.join(root, 'notes.txt'))), null);
+  assert.equal(skillFilesOf(filesystem({ kind: 'url', url: 'https://skills.invalid/x' }, path.join(deploy, 'SKILL.md'))), null);
+  assert.equal(skillFilesOf(filesystem(folder('relative/dir'), 'relative/dir/SKILL.md')), null);
 });
 
 test('a listing: regular files below the folder, hidden ones and links out skipped, in byte order, sizes given', async () => {
@@ -156,10 +171,56 @@ test("over the walk's limits a listing and a read fail with its text", async () 
   assert.equal((await listSkillFiles('many', where, 1)).total, 511n);
 });
 
+test('links resolve beneath the folder as RESOLVE_BENEATH does: no absolute target, no step above the folder', async () => {
+  const demo = path.join(scratch, 'links', 'demo');
+  write(demo, { 'SKILL.md': SKILL_MD, 'a.md': 'A.', 'sub/b.md': 'B.' });
+  symlinkSync(path.join(demo, 'a.md'), path.join(demo, 'abs.md')); // absolute, though inside the folder
+  symlinkSync('../../demo/a.md', path.join(demo, 'sub', 'up.md')); // above the folder and back down
+  symlinkSync('../a.md', path.join(demo, 'sub', 'rel.md'));
+  symlinkSync('sub', path.join(demo, 'folder-link'));
+  symlinkSync('../folder-link/../a.md', path.join(demo, 'sub', 'through.md')); // `..` of the folder the link led to
+  symlinkSync('folder-link/../../demo/a.md', path.join(demo, 'through-up.md'));
+  symlinkSync('loop.md', path.join(demo, 'loop.md'));
+  const where = { kind: 'bundle', folder: demo };
+  const listing = await listSkillFiles('demo', where, 100);
+  assert.deepEqual(
+    listing.files.map((file) => file.path),
+    ['a.md', 'sub/b.md', 'sub/rel.md', 'sub/through.md'],
+  );
+  assert.deepEqual(await readSkillFile('demo', where, 'sub/rel.md'), { tag: 'text', val: 'A.' });
+  assert.deepEqual(await readSkillFile('demo', where, 'sub/through.md'), { tag: 'text', val: 'A.' });
+  for (const refused of ['abs.md', 'sub/up.md', 'through-up.md', 'loop.md', 'folder-link/b.md']) {
+    assert.deepEqual(await readSkillFile('demo', where, refused), { tag: 'missing' }, refused);
+  }
+});
+
+test(`past ${MAX_WALK_ENTRIES} entries below the folder a listing and every read fail`, async () => {
+  const crowded = path.join(scratch, 'crowded');
+  // Hidden files count as entries, so do folders; the top SKILL.md does not.
+  write(crowded, { 'SKILL.md': SKILL_MD, 'a.md': 'A.' });
+  mkdirSync(path.join(crowded, 'pile'));
+  for (let index = 0; index < MAX_WALK_ENTRIES - 2; index += 1) writeFileSync(path.join(crowded, 'pile', `.${index}`), '');
+  const where = { kind: 'bundle', folder: crowded };
+  // a.md, pile and the files in it: exactly the bound.
+  assert.deepEqual(await listSkillFiles('crowded', where, 5), { files: [{ path: 'a.md', size: 2n }], total: 1n });
+  writeFileSync(path.join(crowded, '.one-more'), '');
+  const text = `skill "crowded" has more than ${MAX_WALK_ENTRIES} entries below its folder; at most ${MAX_WALK_ENTRIES} are looked at`;
+  await assert.rejects(listSkillFiles('crowded', where, 5), { message: text });
+  await assert.rejects(readSkillFile('crowded', where, 'a.md'), { message: text });
+  await assert.rejects(readSkillFile('crowded', where, 'SKILL.md'), { message: text });
+});
+
 test('the bridge: the winner found as get-skill finds it, its failures and aborts, no folder is none or unavailable', async () => {
   const skills = {
-    deploy: { name: 'deploy', resourceBase: { kind: 'directory', path: fixture.deploy }, path: path.join(fixture.deploy, 'SKILL.md') },
-    runtime: { name: 'runtime', content: 'Body.' },
+    deploy: {
+      name: 'deploy',
+      provider: 'filesystem',
+      resourceBase: { kind: 'directory', path: fixture.deploy },
+      path: path.join(fixture.deploy, 'SKILL.md'),
+    },
+    runtime: { name: 'runtime', provider: 'runtime', content: 'Body.' },
+    // A runtime skill whose resource base is a folder of files: it serves none of them.
+    folder: { name: 'folder', provider: 'runtime', resourceBase: { kind: 'directory', path: fixture.deploy }, content: 'Body.' },
   };
   let aborted = false;
   const registry = {
@@ -174,6 +235,8 @@ test('the bridge: the winner found as get-skill finds it, its failures and abort
   assert.deepEqual(await context.readSkillFile('deploy', 'link-out.md'), { tag: 'ok', val: { tag: 'missing' } });
   assert.deepEqual(await context.listSkillFiles('runtime', 5), { tag: 'ok', val: undefined });
   assert.deepEqual(await context.readSkillFile('runtime', 'a.md'), { tag: 'ok', val: { tag: 'unavailable' } });
+  assert.deepEqual(await context.listSkillFiles('folder', 5), { tag: 'ok', val: undefined });
+  assert.deepEqual(await context.readSkillFile('folder', 'z.md'), { tag: 'ok', val: { tag: 'unavailable' } });
   assert.deepEqual(await context.readSkillFile('gone', 'a.md'), { tag: 'ok', val: { tag: 'unavailable' } });
   // A path outside the grammar is missing before any lookup.
   assert.deepEqual(await context.readSkillFile('gone', '../a.md'), { tag: 'ok', val: { tag: 'missing' } });
@@ -257,4 +320,35 @@ test('skillResourceManifest is passed as given: the component refuses a bad valu
   assert.equal(load.isError, false, JSON.stringify(load));
   assert.match(load.content[0].text, /Zeta\.md/);
   assert.doesNotMatch(load.content[0].text, /scripts\/run\.sh/);
+});
+
+test("through the published harness: a runtime skill's and another provider's folder serve nothing", async () => {
+  // A folder holding a file, given as the resource base of skills the filesystem provider did not list.
+  const exposed = path.join(scratch, 'exposed');
+  write(exposed, { 'SKILL.md': SKILL_MD, 'secret.md': 'exposed secret' });
+  const base = { kind: 'directory', path: exposed };
+  const harness = await filesystemHarness(
+    fixture.root,
+    { skillReads: true, skillResourceManifest: 20 },
+    {
+      skills: [{ name: 'etc', description: 'A runtime skill.', content: 'Runtime body.', resourceBase: base, path: path.join(exposed, 'SKILL.md') }],
+      providerSkills: [{ name: 'other', description: 'Another provider.', content: 'Other body.', resourceBase: base, path: path.join(exposed, 'SKILL.md') }],
+    },
+  );
+  for (const [name, provider] of [
+    ['etc', 'runtime'],
+    ['other', 'scenario'],
+  ]) {
+    const read = await harness.invoke({ name, path: 'secret.md' });
+    assert.equal(read.isError, true, JSON.stringify(read));
+    assert.match(JSON.stringify(read.content), new RegExp(`has no files to read: provider \\\\"${provider}\\\\" serves only its instructions`));
+    assert.doesNotMatch(JSON.stringify(read), /exposed secret/);
+    const load = await harness.invoke({ name });
+    assert.equal(load.isError, false, JSON.stringify(load));
+    assert.doesNotMatch(load.content[0].text, /Files of this skill|secret\.md/);
+  }
+  // The filesystem provider's own skill still serves its files in the same harness.
+  const served = await harness.invoke({ name: 'deploy', path: 'z.md' });
+  assert.equal(served.isError, false, JSON.stringify(served));
+  assert.equal(served.value.content, 'one byte');
 });
