@@ -8,7 +8,7 @@ use skill_rules::{MAX_SKILL_FILE_READ_BYTES, is_skill_file_path};
 
 use crate::escape;
 use crate::tool::ToolError;
-use crate::types::{FileAnswer, Registry, SkillFiles, SkillSummary};
+use crate::types::{FileAnswer, Registry, RegistryError, SkillFiles, SkillSummary};
 
 /// The most files a missing file's error lists; the rest are counted.
 pub const MAX_LISTED_FILES: usize = 32;
@@ -105,9 +105,15 @@ fn cut(text: &str, max: usize) -> Option<String> {
 
 /// The manifest a whole load of a skill with files ends with: how many
 /// files it has, the first `limit` with their sizes, and how to read one;
-/// `None` when its provider lists none.
+/// `None` when its provider lists none, or its listing fails (the load
+/// stands without it: a skill too large to list is still loaded).
 pub fn manifest(registry: &impl Registry, name: &str, limit: u32, reads: bool) -> Result<Option<String>, ToolError> {
-    let Some(SkillFiles { files, total }) = registry.list_files(name, limit)? else {
+    let listed = match registry.list_files(name, limit) {
+        Ok(listed) => listed,
+        Err(RegistryError::Aborted) => return Err(ToolError::Aborted),
+        Err(RegistryError::Failed(_)) => None,
+    };
+    let Some(SkillFiles { files, total }) = listed else {
         return Ok(None);
     };
     // A host lists only paths inside the skill; one that lists another is not shown it.

@@ -12,6 +12,9 @@ use skill_host::test_support::http::{Reply, Server, body};
 
 use crate::common::{Sandbox, path, skill_host_bin, stderr, stdout};
 
+/// The `listed` skill's file on the test server.
+const LISTED: &str = "---\nname: listed\ndescription: Lists its files.\n---\nBody.\n";
+
 const READS: &str = r#"{"skillReads": true, "skillResourceManifest": 10}"#;
 
 /// `skill-host load NAME --path P --json` under [`READS`]: the record and the exit code.
@@ -98,18 +101,23 @@ fn a_remote_skills_files_are_fetched_beside_it_and_checked_against_the_index() {
     let index = json!({"skills": [
         {"name": "listed", "description": "Lists its files.", "url": "skills/listed/SKILL.md",
          "files": [{"path": "references/api.md", "digest": digest, "size": api.len()},
-                   {"path": "references/tampered.md", "digest": digest}]},
+                   {"path": "references/tampered.md", "digest": digest},
+                   {"path": "image.bin"}, {"path": "notes v1.md"}]},
         {"name": "unlisted", "description": "Lists none.", "url": "skills/unlisted/SKILL.md"},
+        {"name": "signed", "description": "Signed.", "url": "skills/signed/SKILL.md",
+         "digest": skill_host::file_digest(b"the original"), "files": [{"path": "a.md"}]},
     ]});
     let server = Server::start(&[
         ("/index.json", body(&index.to_string())),
-        ("/skills/listed/SKILL.md", body("---\nname: listed\ndescription: Lists its files.\n---\nBody.\n")),
+        ("/skills/listed/SKILL.md", body(LISTED)),
+        ("/skills/signed/SKILL.md", body("---\nname: signed\ndescription: Tampered.\n---\nTampered.\n")),
         ("/skills/listed/references/api.md", body(api)),
         ("/skills/listed/references/tampered.md", body("# API\nCall something else.\n")),
         ("/skills/listed/references/extra.md", body("not in the index")),
         ("/skills/unlisted/SKILL.md", body("---\nname: unlisted\ndescription: Lists none.\n---\nBody.\n")),
-        ("/skills/unlisted/notes%20v1.md", body("Notes.\n")),
-        ("/skills/unlisted/image.bin", Reply::Body(vec![0, 159, 146, 150])),
+        ("/skills/unlisted/notes.md", body("Notes.\n")),
+        ("/skills/listed/image.bin", Reply::Body(vec![0, 159, 146, 150])),
+        ("/skills/listed/notes%20v1.md", body("Notes.\n")),
     ]);
     let remote = ["--remote", &server.url("/index.json")];
     let (record, _) = read(&sandbox, &workspace, &remote, "listed", "references/api.md");
@@ -123,19 +131,37 @@ fn a_remote_skills_files_are_fetched_beside_it_and_checked_against_the_index() {
     // Listed files are all a read reaches of a skill whose entry lists them.
     assert_eq!(
         read(&sandbox, &workspace, &remote, "listed", "references/extra.md").0,
-        json!({"error": "Error: skill \"listed\" has no file \"references/extra.md\"; its files are \"references/api.md\", \"references/tampered.md\""})
+        json!({"error": "Error: skill \"listed\" has no file \"references/extra.md\"; its files are \"image.bin\", \"notes v1.md\", \"references/api.md\", \"references/tampered.md\""})
     );
     assert!(!server.requests().iter().any(|request| request.contains("extra.md")), "{:?}", server.requests());
-    // An entry without files: reads fetch beside the skill file, path segments encoded.
-    assert_eq!(read(&sandbox, &workspace, &remote, "unlisted", "notes v1.md").0["ok"]["content"], "Notes.\n");
+    // Path segments are encoded onto the folder URL; a file that is not text is not read.
+    assert_eq!(read(&sandbox, &workspace, &remote, "listed", "notes v1.md").0["ok"]["content"], "Notes.\n");
     assert_eq!(
-        read(&sandbox, &workspace, &remote, "unlisted", "image.bin").0,
-        json!({"error": "Error: file \"image.bin\" of skill \"unlisted\" is not text (application/octet-stream, 4 bytes), so it is not read"})
+        read(&sandbox, &workspace, &remote, "listed", "image.bin").0,
+        json!({"error": "Error: file \"image.bin\" of skill \"listed\" is not text (application/octet-stream, 4 bytes), so it is not read"})
     );
-    assert_eq!(
-        read(&sandbox, &workspace, &remote, "unlisted", "gone.md").0,
-        json!({"error": "Error: skill \"unlisted\" has no file \"gone.md\""})
+    // Its SKILL.md is the skill file itself, checked against the entry's digest like a load.
+    assert_eq!(read(&sandbox, &workspace, &remote, "listed", "SKILL.md").0["ok"]["content"], LISTED);
+    let tampered = format!(
+        "Error: skill \"signed\": the file at {} has digest {}, but the index says {}; it is not read",
+        server.url("/skills/signed/SKILL.md"),
+        skill_host::file_digest(b"---\nname: signed\ndescription: Tampered.\n---\nTampered.\n"),
+        skill_host::file_digest(b"the original"),
     );
+    assert_eq!(read(&sandbox, &workspace, &remote, "signed", "SKILL.md").0, json!({"error": tampered}));
+    // An entry that lists no files serves none: nothing beside it is fetched.
+    for file in ["notes.md", "SKILL.md", "../index.json"] {
+        let (record, _) = read(&sandbox, &workspace, &remote, "unlisted", file);
+        if file.starts_with("..") {
+            assert!(record["error"].as_str().unwrap().starts_with("Error: invalid arguments:"), "{record}");
+        } else {
+            assert_eq!(
+                record,
+                json!({"error": "Error: skill \"unlisted\" has no files to read: provider \"remote\" serves only its instructions"})
+            );
+        }
+    }
+    assert!(!server.requests().iter().any(|request| request.starts_with("/skills/unlisted/")), "{:?}", server.requests());
 }
 
 /// The MCP `skill` tool takes the plugin's schema and arguments as they

@@ -236,7 +236,80 @@ fn a_listed_path_outside_the_grammar_is_not_shown() {
 
 #[test]
 fn media_types_follow_the_extension_in_any_case() {
-    assert_eq!(super::media_type("a/B.PNG"), "image/png");
-    assert_eq!(super::media_type("t.docx"), "application/vnd.openxmlformats-officedocument.wordprocessingml.document");
-    assert_eq!(super::media_type("noext"), "application/octet-stream");
+    let table = [
+        ("png", "image/png"),
+        ("jpg", "image/jpeg"),
+        ("jpeg", "image/jpeg"),
+        ("gif", "image/gif"),
+        ("webp", "image/webp"),
+        ("ico", "image/vnd.microsoft.icon"),
+        ("pdf", "application/pdf"),
+        ("zip", "application/zip"),
+        ("gz", "application/gzip"),
+        ("tar", "application/x-tar"),
+        ("wasm", "application/wasm"),
+        ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        ("xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        ("pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation"),
+        ("woff", "font/woff"),
+        ("woff2", "font/woff2"),
+        ("ttf", "font/ttf"),
+        ("otf", "font/otf"),
+        ("mp3", "audio/mpeg"),
+        ("wav", "audio/wav"),
+        ("mp4", "video/mp4"),
+    ];
+    for (extension, media_type) in table {
+        assert_eq!(super::media_type(&format!("a/b.{extension}")), media_type);
+        assert_eq!(super::media_type(&format!("B.{}", extension.to_uppercase())), media_type);
+    }
+    for other in ["noext", "a.bin", "a.png/b", "archive.tar.xz"] {
+        assert_eq!(super::media_type(other), "application/octet-stream", "{other}");
+    }
+}
+
+/// A listing that fails leaves the manifest out, never the load; an abort
+/// still ends the call.
+#[test]
+fn a_failing_listing_leaves_the_manifest_out() {
+    struct Failing(RegistryError);
+    impl Registry for Failing {
+        fn snapshot(&self, _known: Option<u64>) -> Result<SnapshotAnswer, RegistryError> {
+            unreachable!()
+        }
+        fn list(&self, name: Option<&str>) -> Result<Vec<SkillSummary>, RegistryError> {
+            files().list(name)
+        }
+        fn get(&self, name: &str) -> Result<Option<SkillDefinition>, RegistryError> {
+            files().get(name)
+        }
+        fn list_files(&self, _name: &str, _limit: u32) -> Result<Option<SkillFiles>, RegistryError> {
+            Err(self.0.clone())
+        }
+    }
+    let manifest = Config { skill_resource_manifest: Some(5), ..reads() };
+    let failing = Failing(RegistryError::Failed("skill \"deploy\" has more than 512 files".to_owned()));
+    match invoke_with(&manifest, &failing, r#"{"name":"deploy"}"#).unwrap() {
+        ToolReturn::Skill(result, _) => assert_eq!(result.content, "Body."),
+        _ => panic!("a skill"),
+    }
+    let aborted = Failing(RegistryError::Aborted);
+    assert_eq!(error(&manifest, &aborted, r#"{"name":"deploy"}"#), "Error: the operation was aborted");
+}
+
+#[test]
+fn the_manifest_size_is_an_integer_from_1_to_1000() {
+    for good in ["1", "1000", "20.0"] {
+        let config = Config::parse(&format!(r#"{{"skillResourceManifest":{good}}}"#)).unwrap();
+        assert!(config.skill_resource_manifest.is_some(), "{good}");
+    }
+    assert_eq!(Config::parse(r#"{"skillResourceManifest":null}"#).unwrap().skill_resource_manifest, None);
+    for bad in ["0", "1001", "-1", "2.5", "\"10\"", "true"] {
+        assert_eq!(
+            Config::parse(&format!(r#"{{"skillResourceManifest":{bad}}}"#)).unwrap_err(),
+            crate::config::MANIFEST_ERROR,
+            "{bad}"
+        );
+    }
+    assert_eq!(crate::config::MANIFEST_ERROR, "tool-skill: skillResourceManifest must be an integer from 1 to 1000");
 }

@@ -60,6 +60,10 @@ pub const MAX_SKILL_FILES: usize = 512;
 /// extension's limit, 16 MiB).
 pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
 
+/// The most entries a walk looks at below a skill's folder (files, folders,
+/// links, hidden ones), so a folder of needless entries costs a bounded walk.
+pub const MAX_WALK_ENTRIES: usize = 16_384;
+
 /// Nested folders followed below a skill's folder (a bound on the walk, not
 /// a limit of the extension).
 const MAX_DEPTH: usize = 16;
@@ -157,6 +161,14 @@ pub enum SkillsError {
         /// The skill.
         name: String,
     },
+    /// The skill's folder holds more entries than a walk looks at.
+    #[error(
+        "skill \"{name}\" has more than {MAX_WALK_ENTRIES} entries below its folder; at most {MAX_WALK_ENTRIES} are looked at"
+    )]
+    TooManyEntries {
+        /// The skill.
+        name: String,
+    },
     /// The skill is over the extension's size limit.
     #[error(
         "skill \"{name}\" has {bytes} bytes of files; the Skills extension allows at most 16 MiB ({MAX_SKILL_BYTES} bytes) per skill"
@@ -224,3 +236,6 @@ pub enum SkillsError {
         why: String,
     },
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,11 +1,13 @@
-//! A remote skill's files (docs/spec.md §3.15 and §4.4): listed when its
-//! index entry lists them (`files`), read from the skill's folder URL, each
-//! checked against the digest the index gives it.
+//! A remote skill's files (docs/spec.md §3.15 and §4.4): those its index
+//! entry lists (`files`), and no others, each read from beneath the skill's
+//! folder URL and checked against the digest the index gives it; its
+//! `SKILL.md` is the skill file itself, checked as a load checks it. An
+//! entry that lists no files serves none.
 
 use std::path::Path;
 
 use serde_json::Value;
-use skill_rules::{MAX_SKILL_FILE_READ_BYTES, is_skill_file_path};
+use skill_rules::{MAX_SKILL_FILE_READ_BYTES, SKILL_FILE, is_skill_file_path};
 use url::Url;
 
 use super::{RemoteProvider, file_digest, folder_of, is_sha256_digest, scrub};
@@ -75,33 +77,43 @@ impl RemoteProvider {
         self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(url.as_str()).cloned()
     }
 
-    /// The files the index lists for `candidate`; `None` when it lists none.
+    /// The files the index lists for `candidate` but its `SKILL.md`;
+    /// `None` when it lists none.
     pub(super) fn list_skill_files(&self, candidate: &SkillCandidate, limit: usize) -> Option<FileListing> {
         let files = self.published(&Self::skill_url(candidate)?)?;
-        Some(FileListing::first(files.into_iter().map(|file| (file.path, file.size)), limit))
+        let others = files.into_iter().filter(|file| file.path != SKILL_FILE);
+        Some(FileListing::first(others.map(|file| (file.path, file.size)), limit))
     }
 
-    /// Fetches the file `path` of `candidate` from its folder URL: only one
-    /// the index lists, when it lists files, and with the digest it gives.
+    /// Fetches the file `path` of `candidate`: one its index entry lists,
+    /// from beneath its folder URL, with the digest the entry gives it; its
+    /// `SKILL.md` from the skill's own URL, with the entry's digest. An entry
+    /// that lists no files serves none.
     pub(super) fn read_skill_file(&self, candidate: &SkillCandidate, path: &str) -> Result<FileRead, ProviderError> {
         let Some(skill) = Self::skill_url(candidate) else {
             return Ok(FileRead::Unavailable);
         };
-        let published = self.published(&skill);
-        let listed = match &published {
-            Some(files) => match files.iter().find(|file| file.path == path) {
-                Some(file) => Some(file),
-                None => return Ok(FileRead::Missing),
-            },
-            None => None,
+        let Some(published) = self.published(&skill) else {
+            return Ok(FileRead::Unavailable);
         };
-        if let Some(size) = listed.and_then(|file| file.size)
-            && size > MAX_SKILL_FILE_READ_BYTES
-        {
-            return Ok(FileRead::TooLarge(size));
-        }
-        let Some(url) = file_url(&skill, path) else {
-            return Ok(FileRead::Missing);
+        let listed = published.iter().find(|file| file.path == path);
+        let (url, expected) = if path == SKILL_FILE {
+            let entry =
+                self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(skill.as_str()).cloned();
+            (skill.clone(), listed.and_then(|file| file.digest.clone()).or(entry))
+        } else {
+            let Some(listed) = listed else {
+                return Ok(FileRead::Missing);
+            };
+            if let Some(size) = listed.size
+                && size > MAX_SKILL_FILE_READ_BYTES
+            {
+                return Ok(FileRead::TooLarge(size));
+            }
+            let Some(url) = file_url(&skill, path) else {
+                return Ok(FileRead::Missing);
+            };
+            (url, listed.digest.clone())
         };
         let fetched = self.with_credentials(&url);
         let bytes = match self.get(&fetched, MAX_SKILL_FILE_READ_BYTES, None) {
@@ -116,7 +128,7 @@ impl RemoteProvider {
                 return Err(ProviderError(format!("cannot fetch skill file {url}: {}", scrub(reason, &fetched))));
             }
         };
-        if let Some(expected) = listed.and_then(|file| file.digest.as_deref()) {
+        if let Some(expected) = expected {
             let actual = file_digest(&bytes);
             if actual != expected {
                 return Err(ProviderError(format!(

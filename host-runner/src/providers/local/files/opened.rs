@@ -28,7 +28,7 @@ use std::time::{Duration, SystemTime};
 use cap_primitives::fs::{FollowSymlinks, OpenOptions};
 use skill_rules::SKILL_FILE;
 
-use super::{MAX_DEPTH, MAX_SKILL_BYTES, MAX_SKILL_FILES, SkillFiles, SkillsError};
+use super::{MAX_DEPTH, MAX_SKILL_BYTES, MAX_SKILL_FILES, MAX_WALK_ENTRIES, SkillFiles, SkillsError};
 use crate::providers::local::open::{open_beneath, open_folder, open_nonblocking};
 use crate::registry::{FileIdentity, ListedFiles};
 
@@ -44,6 +44,9 @@ pub struct OpenedSkill {
     listed: ListedFiles,
     /// `(relative path with '/', size)`, sorted; `SKILL.md` among them.
     files: Arc<[(String, u64)]>,
+    /// The identity of each of `files` (for a link, of the file it leads
+    /// to) as the walk found it: a read must open that very file.
+    identities: Arc<[Option<FileIdentity>]>,
     /// What the walk saw, when it was a walk and could stamp what it saw.
     seen: Option<Seen>,
 }
@@ -134,6 +137,7 @@ struct Seen {
 #[derive(Debug, Clone)]
 pub struct Decision {
     files: Arc<[(String, u64)]>,
+    identities: Arc<[Option<FileIdentity>]>,
     seen: Seen,
 }
 
@@ -153,6 +157,7 @@ impl SkillFiles {
             skill_file: path,
             listed,
             files: Arc::new([]),
+            identities: Arc::new([]),
             seen: None,
         };
         let mut folders = Vec::new();
@@ -168,13 +173,14 @@ impl SkillFiles {
         }
         let meta = skill.open_skill_file()?.metadata().map_err(|error| skill.unreadable(SKILL_FILE, &error))?;
         let size = meta.len();
-        let mut files = vec![(SKILL_FILE.to_owned(), size)];
+        let mut files = vec![(SKILL_FILE.to_owned(), size, Some(listed.file))];
         let mut stamped = Stamp::of(&meta).is_some();
         if let Some(folder) = &skill.folder {
             let mut walk = Walk {
                 name,
                 folder,
                 found: Vec::new(),
+                entries: 0,
                 bytes: size,
                 folders,
                 stamped: true,
@@ -190,8 +196,9 @@ impl SkillFiles {
         } else if size > MAX_SKILL_BYTES {
             return Err(SkillsError::TooLarge { name: name.to_owned(), bytes: size });
         }
-        files.sort();
-        skill.files = files.into();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        skill.identities = files.iter().map(|(_, _, identity)| *identity).collect();
+        skill.files = files.into_iter().map(|(path, size, _)| (path, size)).collect();
         if stamped && let Some(skill_file) = Stamp::of(&meta) {
             skill.seen = Some(Seen { started, skill_file, folders });
         }
@@ -251,6 +258,7 @@ impl SkillFiles {
             skill_file,
             listed,
             files: Arc::clone(&decision.files),
+            identities: Arc::clone(&decision.identities),
             seen: None,
         }))
     }
@@ -269,12 +277,21 @@ impl OpenedSkill {
         let seen = self.seen.as_ref()?;
         let unsettled = seen.skill_file.unsettled(seen.started, settled)
             || seen.folders.iter().any(|(_, stamp)| stamp.unsettled(seen.started, settled));
-        (!unsettled).then(|| Decision { files: Arc::clone(&self.files), seen: seen.clone() })
+        (!unsettled).then(|| Decision {
+            files: Arc::clone(&self.files),
+            identities: Arc::clone(&self.identities),
+            seen: seen.clone(),
+        })
     }
 
     /// Whether it serves `relative`.
     pub fn serves(&self, relative: &str) -> bool {
-        self.files.binary_search_by(|(listed, _)| listed.as_str().cmp(relative)).is_ok()
+        self.served_at(relative).is_some()
+    }
+
+    /// Where `relative` is among the files served.
+    fn served_at(&self, relative: &str) -> Option<usize> {
+        self.files.binary_search_by(|(listed, _)| listed.as_str().cmp(relative)).ok()
     }
 
     /// The bytes of its file `relative` (one it serves), read from the file
@@ -282,13 +299,13 @@ impl OpenedSkill {
     pub fn read(&self, uri: &str, relative: &str) -> Result<Vec<u8>, SkillsError> {
         let outside = || SkillsError::Outside { uri: uri.to_owned(), name: self.name.clone() };
         let no_such_file = || SkillsError::NoSuchFile { uri: uri.to_owned(), name: self.name.clone() };
-        if !self.serves(relative) {
+        let Some(at) = self.served_at(relative) else {
             // Say why when it is a link out of the folder.
             let leaves = self.folder.as_ref().is_some_and(|folder| {
                 cap_primitives::fs::stat(folder, Path::new(relative), FollowSymlinks::Yes).is_err_and(|e| escapes(&e))
             });
             return Err(if leaves { outside() } else { no_such_file() });
-        }
+        };
         let file = if relative == SKILL_FILE {
             self.open_skill_file()?
         } else {
@@ -304,7 +321,9 @@ impl OpenedSkill {
             })?
         };
         let meta = file.metadata().map_err(|error| self.unreadable(relative, &error))?;
-        if !meta.is_file() {
+        // The very file the walk served at this path: a link swapped in
+        // since (to a hidden file, to another served one) opens nothing.
+        if !meta.is_file() || FileIdentity::of(&meta) != self.identities[at] {
             return Err(no_such_file());
         }
         let mut bytes = Vec::new();
@@ -355,7 +374,9 @@ fn identity(file: &fs::File) -> Option<FileIdentity> {
 struct Walk<'a> {
     name: &'a str,
     folder: &'a fs::File,
-    found: Vec<(String, u64)>,
+    found: Vec<(String, u64, Option<FileIdentity>)>,
+    /// Entries looked at so far, of every kind.
+    entries: usize,
     /// Bytes so far, `SKILL.md`'s included.
     bytes: u64,
     /// Each folder listed, as it was before it was listed.
@@ -392,7 +413,15 @@ impl Walk<'_> {
             why: format!("cannot list {}: {error}", display(relative)),
         })?;
         for entry in entries.flatten() {
-            let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else { continue };
+            let file_name = entry.file_name();
+            // Every entry looked at counts, hidden ones and folders too.
+            if !(depth == 0 && file_name == SKILL_FILE) {
+                self.entries += 1;
+                if self.entries > MAX_WALK_ENTRIES {
+                    return Err(SkillsError::TooManyEntries { name: self.name.to_owned() });
+                }
+            }
+            let Some(file_name) = file_name.to_str().map(str::to_owned) else { continue };
             if file_name.starts_with('.') || (depth == 0 && file_name == SKILL_FILE) {
                 continue;
             }
@@ -405,7 +434,10 @@ impl Walk<'_> {
                 continue;
             }
             // A file, or a link whose target is a file beneath the folder.
-            let Ok(meta) = cap_primitives::fs::stat(self.folder, &path, FollowSymlinks::Yes) else { continue };
+            // What the listing called a plain file is stat'ed as one: a link
+            // swapped in since is not followed (nor taken for the file).
+            let follow = if kind.is_symlink() { FollowSymlinks::Yes } else { FollowSymlinks::No };
+            let Ok(meta) = cap_primitives::fs::stat(self.folder, &path, follow) else { continue };
             if !meta.is_file() {
                 continue;
             }
@@ -426,7 +458,7 @@ impl Walk<'_> {
                     self.plain.insert((meta.dev(), meta.ino()));
                 }
             }
-            self.found.push((display(&path), meta.len()));
+            self.found.push((display(&path), meta.len(), walked_identity(&meta)));
         }
         Ok(())
     }
@@ -434,7 +466,7 @@ impl Walk<'_> {
     /// The files served: a link only when it leads to a file the walk found
     /// as itself, so a link never serves what the walk leaves out (a hidden
     /// file, one past the depth bound).
-    fn served(self) -> Vec<(String, u64)> {
+    fn served(self) -> Vec<(String, u64, Option<FileIdentity>)> {
         #[cfg(unix)]
         {
             let refused: std::collections::HashSet<&str> = self
@@ -447,12 +479,26 @@ impl Walk<'_> {
                 return self
                     .found
                     .iter()
-                    .filter(|(relative, _)| !refused.contains(relative.as_str()))
+                    .filter(|(relative, _, _)| !refused.contains(relative.as_str()))
                     .cloned()
                     .collect();
             }
         }
         self.found
+    }
+}
+
+/// The identity of a file the walk found (for a link, of its target).
+fn walked_identity(meta: &cap_primitives::fs::Metadata) -> Option<FileIdentity> {
+    #[cfg(unix)]
+    {
+        use cap_primitives::fs::MetadataExt as _;
+        Some(FileIdentity { device: meta.dev(), inode: meta.ino() })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
     }
 }
 

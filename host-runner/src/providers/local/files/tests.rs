@@ -1,0 +1,93 @@
+//! The tool's reads of a local skill's files (`list`, `read`): what the
+//! Skills extension serves, never a hidden file or one outside the folder,
+//! even when links are swapped in while reads run.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{MAX_WALK_ENTRIES, list, read};
+use crate::providers::local::{LocalProvider, LocalRoots};
+use crate::registry::{FileRead, SkillCandidate, SkillProvider};
+
+const SECRET: &str = "HIDDEN-SECRET";
+
+/// The candidate the local provider lists for `name` under `root`.
+fn candidate(root: &Path, name: &str) -> SkillCandidate {
+    let provider = LocalProvider::new(LocalRoots { custom: vec![root.to_path_buf()], ..LocalRoots::default() });
+    let listing = provider.list(None).unwrap();
+    listing.candidates.into_iter().find(|candidate| candidate.name == name).expect("the skill is listed")
+}
+
+fn bundle(root: &Path, name: &str) -> std::path::PathBuf {
+    let folder = root.join(name);
+    fs::create_dir_all(&folder).unwrap();
+    fs::write(folder.join("SKILL.md"), format!("---\nname: {name}\ndescription: D.\n---\nBody.\n")).unwrap();
+    folder
+}
+
+/// A link put at a served file's path after the walk (to a hidden file
+/// beside it) opens nothing: the read checks it opened the file the walk
+/// served. Before the check, such a swap served the hidden file in about
+/// one read in sixteen.
+#[test]
+fn a_link_swapped_in_after_the_walk_never_serves_a_hidden_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = bundle(dir.path(), "race");
+    fs::write(folder.join(".env"), SECRET).unwrap();
+    fs::write(folder.join("a.md"), "plain").unwrap();
+    let skill = candidate(dir.path(), "race");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
+    let swapper = {
+        let (stop, swaps, folder) = (Arc::clone(&stop), Arc::clone(&swaps), folder.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let (plain, link) = (folder.join("a.tmp"), folder.join("a.lnk"));
+                let _ = fs::write(&plain, "plain");
+                let _ = fs::rename(&plain, folder.join("a.md"));
+                std::thread::sleep(Duration::from_micros(50));
+                let _ = symlink(".env", &link);
+                let _ = fs::rename(&link, folder.join("a.md"));
+                std::thread::sleep(Duration::from_micros(50));
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let started = Instant::now();
+    let (mut reads, mut served) = (0, 0);
+    while (served < 200 || swaps.load(Ordering::Relaxed) < 1_000) && started.elapsed() < Duration::from_secs(60) {
+        reads += 1;
+        if let Ok(FileRead::Text(text)) = read(&skill, "a.md") {
+            assert!(!text.contains(SECRET), "read {reads} served the hidden file");
+            served += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(served >= 200 && swaps.load(Ordering::Relaxed) >= 1_000, "{served} served, {swaps:?} swaps");
+}
+
+/// A folder of needless entries costs a bounded walk: past the bound, the
+/// skill's files are neither listed nor read, with a text that says why.
+#[test]
+fn a_walk_looks_at_a_bounded_number_of_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = bundle(dir.path(), "crowded");
+    // Hidden files are looked at (and skipped); a hidden folder is not entered.
+    let data = folder.join("data");
+    fs::create_dir_all(&data).unwrap();
+    for i in 0..MAX_WALK_ENTRIES {
+        fs::write(data.join(format!(".{i}")), "").unwrap();
+    }
+    let skill = candidate(dir.path(), "crowded");
+    let refused = "skill \"crowded\" has more than 16384 entries below its folder; at most 16384 are looked at";
+    assert_eq!(list(&skill, 10).unwrap_err().0, refused);
+    assert_eq!(read(&skill, "SKILL.md").unwrap_err().0, refused);
+    // One entry fewer (`data` itself counts) is walked.
+    fs::remove_file(data.join(".0")).unwrap();
+    assert_eq!(list(&skill, 10).unwrap().map(|listing| listing.total), Some(0));
+}
