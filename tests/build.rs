@@ -1,5 +1,6 @@
-//! Builds the test plugins (`fixtures/hostile-plugin`, and
-//! `fixtures/plugin-v0-1`, built against the released `dsh:skill@0.1.0`)
+//! Builds the test plugins (`fixtures/hostile-plugin`,
+//! `fixtures/hostile-files-plugin` and `fixtures/plugin-v0-1`, built against
+//! the released `dsh:skill@0.1.0`)
 //! for `wasm32-wasip2` into `OUT_DIR`, with their own target directory (one
 //! for both, so their dependencies are compiled once) and none of the outer
 //! build's cargo variables (see host-runner/build.rs).
@@ -8,7 +9,11 @@ use std::env;
 use std::path::PathBuf;
 
 /// Each fixture's folder under `fixtures/`, and the `.wasm` it builds.
-const FIXTURES: [(&str, &str); 2] = [("hostile-plugin", "hostile_plugin.wasm"), ("plugin-v0-1", "plugin_v0_1.wasm")];
+const FIXTURES: [(&str, &str); 3] = [
+    ("hostile-plugin", "hostile_plugin.wasm"),
+    ("hostile-files-plugin", "hostile_files_plugin.wasm"),
+    ("plugin-v0-1", "plugin_v0_1.wasm"),
+];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));

@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::common::{Sandbox, path, repo_root, scenarios_in, stderr, stdout};
 
 static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin.wasm"));
+static HOSTILE_FILES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_files_plugin.wasm"));
 
 /// `hosts/node/`, checked to be ready to run.
 fn node_host() -> PathBuf {
@@ -127,12 +128,17 @@ fn every_stored_trace_replays_in_the_node_host() {
     let hostile = hostile(&sandbox);
     let scenarios = traces_in(&repo_root().join("tests/traces/scenarios"));
     let cases = traces_in(&repo_root().join("tests/traces/hostile"));
+    let liar = sandbox.path().join("hostile_files_plugin.wasm");
+    std::fs::write(&liar, HOSTILE_FILES).unwrap();
+    let file_cases = traces_in(&repo_root().join("tests/traces/hostile-files"));
     assert!(scenarios.len() >= 40, "only {} scenario traces", scenarios.len());
     assert!(cases.len() >= 20, "only {} hostile traces", cases.len());
+    assert!(file_cases.len() >= 5, "only {} hostile file traces", file_cases.len());
     let traces: Vec<(PathBuf, &Path)> = scenarios
         .into_iter()
         .map(|trace| (trace, plugin.as_path()))
         .chain(cases.into_iter().map(|trace| (trace, hostile.as_path())))
+        .chain(file_cases.into_iter().map(|trace| (trace, liar.as_path())))
         .collect();
     let failures = disagreements(&traces);
     assert!(failures.is_empty(), "{}", failures.join("\n"));

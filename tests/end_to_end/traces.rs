@@ -1,7 +1,8 @@
 //! The traces kept in `tests/traces/` (docs/spec.md §7.2) are what
 //! `skill-host replay --trace` records today: one per scenario of
 //! `tests/scenarios/` (the embedded plugin), one per case of the hostile
-//! plugin in `tests/traces/hostile/` (under [`HOSTILE_LIMITS`]). The other
+//! plugin in `tests/traces/hostile/` and of the hostile files plugin in
+//! `tests/traces/hostile-files/` (under [`HOSTILE_LIMITS`]). The other
 //! hosts replay them (`hosts/node`, `hosts/python`).
 //!
 //! `DSH_UPDATE_TRACES=1 cargo test -p end-to-end --test end_to_end traces`
@@ -14,6 +15,7 @@ use serde_json::Value;
 use crate::common::{Sandbox, path, repo_root, scenarios_in, stderr};
 
 static HOSTILE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_plugin.wasm"));
+static HOSTILE_FILES: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/hostile_files_plugin.wasm"));
 
 /// The limits the hostile plugin's cases run under (as in `cross_host.rs`).
 pub(crate) const HOSTILE_LIMITS: [&str; 6] = ["--timeout-ms", "500", "--memory-mb", "32", "--max-text-bytes", "1000"];
@@ -147,13 +149,26 @@ fn every_scenario_has_its_trace_as_recorded_today() {
 
 #[test]
 fn every_hostile_case_has_its_trace_as_recorded_today() {
+    cases_recorded_today("hostile", "hostile_plugin.wasm", HOSTILE, 20);
+}
+
+/// The cases of `tests/fixtures/hostile-files-plugin`, a 0.4.0 plugin whose
+/// tool results claim files its registry did not read for it.
+#[test]
+fn every_hostile_file_case_has_its_trace_as_recorded_today() {
+    cases_recorded_today("hostile-files", "hostile_files_plugin.wasm", HOSTILE_FILES, 5);
+}
+
+/// Each case in `tests/traces/{folder}` has its trace, as `component`
+/// (written out as `file`) records it today under [`HOSTILE_LIMITS`].
+fn cases_recorded_today(folder: &str, file: &str, component: &[u8], at_least: usize) {
     let sandbox = Sandbox::new();
-    let plugin = sandbox.path().join("hostile_plugin.wasm");
-    std::fs::write(&plugin, HOSTILE).unwrap();
-    let dir = repo_root().join("tests/traces/hostile");
+    let plugin = sandbox.path().join(file);
+    std::fs::write(&plugin, component).unwrap();
+    let dir = repo_root().join("tests/traces").join(folder);
     let cases: Vec<PathBuf> =
         scenarios_in(&dir).into_iter().filter(|path| !path.to_string_lossy().ends_with(".trace.json")).collect();
-    assert!(cases.len() >= 20, "the hostile cases are in {}", dir.display());
+    assert!(cases.len() >= at_least, "the cases are in {}", dir.display());
     let mut problems: Vec<String> = cases
         .iter()
         .filter_map(|case| check(&trace_path(&dir, case), record(&sandbox, Some(&plugin), &HOSTILE_LIMITS, case)))
