@@ -161,7 +161,11 @@ fn a_remote_skills_files_are_fetched_beside_it_and_checked_against_the_index() {
             );
         }
     }
-    assert!(!server.requests().iter().any(|request| request.starts_with("/skills/unlisted/")), "{:?}", server.requests());
+    assert!(
+        !server.requests().iter().any(|request| request.starts_with("/skills/unlisted/")),
+        "{:?}",
+        server.requests()
+    );
 }
 
 /// The MCP `skill` tool takes the plugin's schema and arguments as they
