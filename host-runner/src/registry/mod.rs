@@ -3,6 +3,7 @@
 //! bodies from the winning provider on demand.
 
 mod background;
+mod files;
 mod provider_deadline;
 mod runtime_skills;
 mod types;
@@ -307,31 +308,14 @@ impl SkillRegistry {
         limit: &ProviderDeadline,
         relisted: bool,
     ) -> Result<Option<SkillDefinition>, RegistryError> {
-        if !is_skill_name(name) {
-            return Ok(None);
-        }
-        if let Some(invalid) = &snapshot.invalid_candidate {
-            return Err(RegistryError::Failed(invalid.clone()));
-        }
-        let Some(winner) = snapshot.lookup(name)? else {
+        let Some(winner) = winner_of(snapshot, name)? else {
             return Ok(None);
         };
         let definition = match winner.provider {
             None => lock(&self.contents).runtime.iter().find(|skill| skill.name == name).map(RuntimeSkill::definition),
-            Some(index) => {
-                let registered = lock(&self.contents).providers.get(index).cloned();
-                let Some(registered) = registered else {
-                    return Ok(None);
-                };
-                let (owned_cwd, candidate) = (cwd.map(Path::to_path_buf), winner.candidate.clone());
-                registered
-                    .start(limit, move |provider| provider.load(owned_cwd.as_deref(), &candidate))
-                    .wait(limit)
-                    .map_err(|unanswered| {
-                        RegistryError::Failed(format!("skill provider \"{}\" {unanswered}", registered.provider.name()))
-                    })?
-                    .map_err(|error| RegistryError::Failed(error.0))?
-            }
+            Some(_) => self
+                .ask_provider(winner, cwd, limit, |provider, cwd, candidate| provider.load(cwd, candidate))?
+                .flatten(),
         };
         let Some(definition) = definition else {
             return Ok(None);
@@ -355,81 +339,16 @@ impl SkillRegistry {
         Ok(Some(definition))
     }
 
-    /// The files of the skill `name` wins in `snapshot` (made for `cwd`),
-    /// other than its skill file: the first `limit` and how many there are
-    /// (docs/spec.md §3.15); `None` when no provider has it or its provider
-    /// serves no files for it. Fails as [`SkillRegistry::get_listed`] does.
-    pub fn list_files_listed(
+    /// `ask` of the provider that listed `winner`, under `deadline` (its
+    /// failure, or no answer in time, is the registry's failure with its
+    /// text); `None` for a runtime skill or a provider no longer registered.
+    pub(crate) fn ask_provider<T: Send + 'static>(
         &self,
-        snapshot: &RegistrySnapshot,
+        winner: &Winner,
         cwd: Option<&Path>,
-        name: &str,
-        limit: usize,
-        deadline: &ProviderDeadline,
-    ) -> Result<Option<FileListing>, RegistryError> {
-        let listing = self.ask_winner(snapshot, cwd, name, deadline, move |provider, cwd, candidate| {
-            provider.list_files(cwd, candidate, limit)
-        })?;
-        // A provider lists only paths inside the skill, sorted and within the limit.
-        Ok(listing.flatten().map(|mut listing| {
-            listing.files.retain(|(path, _)| skill_rules::is_skill_file_path(path));
-            listing.files.sort();
-            listing.files.dedup_by(|a, b| a.0 == b.0);
-            listing.files.truncate(limit);
-            listing.total = listing.total.max(listing.files.len() as u64);
-            listing
-        }))
-    }
-
-    /// Reads the file `path` of the skill `name` wins in `snapshot` (made
-    /// for `cwd`), confined to it (docs/spec.md §3.15): a path outside
-    /// [`skill_rules::is_skill_file_path`] is missing, and no provider is
-    /// asked. Fails as [`SkillRegistry::get_listed`] does.
-    pub fn read_file_listed(
-        &self,
-        snapshot: &RegistrySnapshot,
-        cwd: Option<&Path>,
-        name: &str,
-        path: &str,
-        deadline: &ProviderDeadline,
-    ) -> Result<FileRead, RegistryError> {
-        if !skill_rules::is_skill_file_path(path) {
-            return Ok(FileRead::Missing);
-        }
-        let path = path.to_owned();
-        let read = self.ask_winner(snapshot, cwd, name, deadline, move |provider, cwd, candidate| {
-            provider.read_file(cwd, candidate, &path)
-        })?;
-        Ok(match read {
-            None => FileRead::Unavailable,
-            // Whatever a provider read, one read returns at most the cap.
-            Some(FileRead::Text(text)) if text.len() as u64 > skill_rules::MAX_SKILL_FILE_READ_BYTES => {
-                FileRead::TooLarge(text.len() as u64)
-            }
-            Some(read) => read,
-        })
-    }
-
-    /// `ask` of the provider whose candidate wins `name` in `snapshot`,
-    /// under `deadline`; `None` for no winner or a runtime skill (which has
-    /// no files).
-    fn ask_winner<T: Send + 'static>(
-        &self,
-        snapshot: &RegistrySnapshot,
-        cwd: Option<&Path>,
-        name: &str,
         deadline: &ProviderDeadline,
         ask: impl FnOnce(&dyn SkillProvider, Option<&Path>, &SkillCandidate) -> Result<T, ProviderError> + Send + 'static,
     ) -> Result<Option<T>, RegistryError> {
-        if !is_skill_name(name) {
-            return Ok(None);
-        }
-        if let Some(invalid) = &snapshot.invalid_candidate {
-            return Err(RegistryError::Failed(invalid.clone()));
-        }
-        let Some(winner) = snapshot.lookup(name)? else {
-            return Ok(None);
-        };
         let Some(index) = winner.provider else {
             return Ok(None);
         };
@@ -552,6 +471,20 @@ impl SkillRegistry {
 }
 
 /// The warning for a provider whose listing failed: its name and why.
+/// The winner of `name` in `snapshot` for a load or a file call: none for a
+/// name outside the grammar (no provider is asked); the snapshot's invalid
+/// candidate's text when it holds one; [`RegistrySnapshot::lookup`]'s
+/// failure when the name is missing while a provider gave no answer.
+pub(crate) fn winner_of<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Result<Option<&'a Winner>, RegistryError> {
+    if !is_skill_name(name) {
+        return Ok(None);
+    }
+    if let Some(invalid) = &snapshot.invalid_candidate {
+        return Err(RegistryError::Failed(invalid.clone()));
+    }
+    snapshot.lookup(name)
+}
+
 fn skipped_warning(provider: &str, error: &ProviderError) -> String {
     format!("skill provider \"{provider}\" skipped: {error}")
 }
