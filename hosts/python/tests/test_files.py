@@ -11,6 +11,8 @@ import errno
 import json
 import os
 import tempfile
+import threading
+import time
 import unittest
 from pathlib import Path
 from typing import Any
@@ -18,10 +20,12 @@ from typing import Any
 from wasmtime.component import Record, Variant
 
 from dsh_skill import HostError, MemoryProvider, Plugin, RuntimeSkill, Scenario, SkillRegistry, trace
+from dsh_skill.registry import RegistryFailure
 from dsh_skill.imports import CallContext, record
 from dsh_skill.interface import SIGNATURES
-from dsh_skill.local_files import MAX_SKILL_FILES, Outside, open_beneath, stat_beneath
+from dsh_skill.local_files import MAX_SKILL_FILES, MAX_WALK_ENTRIES, Outside, open_beneath, stat_beneath
 from dsh_skill.output import OutputCheck, OutputLimits
+from dsh_skill.registry import Candidate, Listing, SkillFile, SkillFiles
 from dsh_skill.plugin import checked_tool_outcome
 from dsh_skill.sandbox import Compiled
 from dsh_skill.trace_values import file_answer, skill_files_answer
@@ -40,6 +44,17 @@ def write(path: Path, data: str | bytes) -> None:
 
 def skill_md(name: str) -> str:
     return f"---\nname: {name}\ndescription: The {name} skill.\n---\nUse {name}.\n"
+
+
+def hidden_entries(folder: Path, count: int) -> None:
+    """``count`` hidden entries in ``folder``: hard links to one empty file
+    (each a directory entry; far quicker to make than as many files)."""
+    if count <= 0:
+        return
+    first = folder / ".h0"
+    first.touch()
+    for index in range(1, count):
+        os.link(first, folder / f".h{index}")
 
 
 class MemoryFiles(unittest.TestCase):
@@ -112,6 +127,46 @@ class MemoryFiles(unittest.TestCase):
         self.assertEqual(context.list_skill_files("deploy", 5), Variant("err", "the store is down"))
         self.assertEqual(context.read_skill_file("deploy", "a.md"), "the store is down")
 
+    def test_a_providers_listing_is_sorted_deduplicated_cut_and_keeps_its_total(self) -> None:
+        """As skill-host's list_files_listed: paths outside the grammar and
+        duplicates (the first kept, by path then size) dropped, then the
+        limit; the total is the provider's, but at least the files kept."""
+
+        class Listed:
+            name = "listed"
+
+            def __init__(self, files: list[SkillFile] | SkillFiles) -> None:
+                self.files = files
+
+            def list(self, cwd: str | None) -> Listing:
+                return Listing([candidate("deploy", "listed")])
+
+            def load(self, cwd: str | None, candidate: Any) -> None:
+                return None
+
+            def list_files(self, cwd: str | None, candidate: Any) -> list[SkillFile] | SkillFiles:
+                return self.files
+
+            def read_file(self, cwd: str | None, candidate: Any, path: str) -> Any:
+                raise AssertionError("not read")
+
+        def listed(files: list[SkillFile] | SkillFiles, limit: int) -> tuple[list[tuple[str, int | None]], int]:
+            registry = SkillRegistry()
+            registry.register_provider(Listed(files))
+            found = registry.list_files("/w", "deploy", limit)
+            assert found is not None
+            return [(f.path, f.size) for f in found.files], found.total
+
+        given = [SkillFile("b.md", 2), SkillFile("a.md", 7), SkillFile("a.md", 1), SkillFile("../x", 4)]
+        self.assertEqual(listed(SkillFiles(given, 4), 10), ([("a.md", 1), ("b.md", 2)], 4))
+        self.assertEqual(listed(given, 10), ([("a.md", 1), ("b.md", 2)], 4), "a plain list's total is its length")
+        self.assertEqual(listed(SkillFiles(given, 4), 1), ([("a.md", 1)], 4))
+        self.assertEqual(listed(SkillFiles(given, 1), 10), ([("a.md", 1), ("b.md", 2)], 2), "at least the files kept")
+        self.assertEqual(listed(SkillFiles(given, 0), 1), ([("a.md", 1)], 1), "at least the files kept, after the cut")
+        self.assertEqual(listed(SkillFiles(given, 9), 0), ([], 9))
+        unsized = [SkillFile("a.md", 3), SkillFile("a.md"), SkillFile("a.md", 0)]
+        self.assertEqual(listed(unsized, 5), ([("a.md", None)], 3), "an unknown size sorts first, as Rust's None")
+
     def test_a_bad_file_path_or_value_is_refused_with_skill_hosts_text(self) -> None:
         def replayed(files: Any) -> str:
             scenario = json.dumps({
@@ -176,6 +231,21 @@ class HostCheck(unittest.TestCase):
         )
         same = record(name="deploy", provider="memory", body_digest="sha256:00")
         self.assertEqual(self.check(success(file_value(), same), read).loaded, {"name": "deploy", "provider": "memory", "bodyDigest": "sha256:00"})
+
+    def test_the_load_it_records_is_checked_before_the_file_was_read(self) -> None:
+        """As skill-host: validate_named (the load record among its checks)
+        first, then whether the registry read the file."""
+        prefix = "plugin call `invoke` returned invalid output: "
+        other = record(name="other", provider="memory", body_digest=None)
+        self.assertEqual(
+            self.refused(success(file_value(), other), set()),
+            prefix + 'the load it records is skill "other" of provider "memory", not the value\'s',
+        )
+        bad_digest = record(name="deploy", provider="memory", body_digest="not\tprintable")
+        self.assertEqual(
+            self.refused(success(file_value(), bad_digest), set()),
+            prefix + "the load it records has a body digest that is not up to 128 printable ASCII characters",
+        )
 
     def test_the_output_caps_name_the_values_path(self) -> None:
         read = {("deploy", "p" * 40)}
@@ -313,6 +383,120 @@ class Confinement(unittest.TestCase):
         self.assertEqual(raised.exception.errno, errno.ELOOP)
 
 
+def candidate(name: str, provider: str) -> Candidate:
+    return Candidate(name, f"The {name} skill.", provider, "custom")
+
+
+class LocalRaces(unittest.TestCase):
+    """The local provider's reads against a tree another thread changes, and
+    the walk's bound on the entries it looks at."""
+
+    def setUp(self) -> None:
+        self.top = Path(tempfile.mkdtemp())
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.top))
+        self.root = self.top / "skills"
+        self.cwd = str(self.top)
+        self.roots = Roots({"HOME": str(self.top / "home")}, [str(self.root)])
+
+    def registry(self) -> SkillRegistry:
+        registry = SkillRegistry()
+        registry.register_provider(self.roots.provider())
+        return registry
+
+    def test_a_file_swapped_for_a_link_to_a_hidden_file_is_never_read(self) -> None:
+        """``a.md`` alternates between a plain file and ``a.md -> .env`` (each
+        put in place by a rename) while reads run: a read may find the plain
+        file, or nothing, but never the hidden file's text."""
+        secret = "SECRET=swapped-in\n"
+        swap = self.root / "swap"
+        write(swap / "SKILL.md", skill_md("swap"))
+        write(swap / ".env", secret)
+        write(swap / "a.md", "A\n")
+        registry = self.registry()
+        self.assertEqual(registry.read_file(self.cwd, "swap", "a.md").text, "A\n")
+        stop = threading.Event()
+        swaps = [0]
+
+        def swapping() -> None:
+            plain, link = swap / ".plain", swap / ".link"
+            while not stop.is_set():
+                plain.write_text("A\n")
+                os.replace(plain, swap / "a.md")
+                os.symlink(".env", link)
+                os.replace(link, swap / "a.md")
+                swaps[0] += 1
+
+        thread = threading.Thread(target=swapping, daemon=True)
+        thread.start()
+        seen: dict[tuple[str, str | None], int] = {}
+        try:
+            deadline = time.monotonic() + 4
+            while time.monotonic() < deadline:
+                for path in ("a.md", ".env"):
+                    answer = registry.read_file(self.cwd, "swap", path)
+                    self.assertNotEqual(answer.text, secret, f"read {path} after {swaps[0]} swaps")
+                    key = (answer.kind, answer.text)
+                    seen[key] = seen.get(key, 0) + 1
+                listed = registry.list_files(self.cwd, "swap", 10)
+                assert listed is not None
+                self.assertLessEqual({f.path for f in listed.files}, {"a.md"})
+        finally:
+            stop.set()
+            thread.join()
+        self.assertLessEqual(set(seen), {("text", "A\n"), ("missing", None)}, seen)
+        self.assertGreater(swaps[0], 100, "the swapping thread ran")
+
+    def bundle(self, name: str, entries: int) -> Path:
+        """A bundle with exactly ``entries`` entries below its folder: a
+        file, a folder with a file, a link, a hidden folder whose entries
+        are never looked at, and hidden files for the rest."""
+        folder = self.root / name
+        write(folder / "SKILL.md", skill_md(name))
+        write(folder / "a.md", "A\n")
+        write(folder / "sub" / "b.md", "B\n")
+        os.symlink("a.md", folder / "link.md")
+        hidden = folder / ".git"
+        hidden.mkdir()
+        hidden_entries(hidden, 100)
+        hidden_entries(folder, entries - 5)
+        return folder
+
+    def test_a_walk_looks_at_no_more_than_16384_entries(self) -> None:
+        self.assertEqual(MAX_WALK_ENTRIES, 16384)
+        self.bundle("full", MAX_WALK_ENTRIES)
+        self.bundle("over", MAX_WALK_ENTRIES + 1)
+        registry = self.registry()
+        listed = registry.list_files(self.cwd, "full", 10)
+        assert listed is not None
+        self.assertEqual([f.path for f in listed.files], ["a.md", "link.md", "sub/b.md"])
+        self.assertEqual(registry.read_file(self.cwd, "full", "sub/b.md").text, "B\n")
+        over = 'skill "over" has more than 16384 entries below its folder; at most 16384 are looked at'
+        for call in (
+            lambda: registry.list_files(self.cwd, "over", 10),
+            lambda: registry.read_file(self.cwd, "over", "a.md"),
+            lambda: registry.read_file(self.cwd, "over", "SKILL.md"),
+            lambda: registry.read_file(self.cwd, "over", "nope.md"),
+        ):
+            with self.assertRaises(RegistryFailure) as raised:
+                call()
+            self.assertEqual(str(raised.exception), over)
+        plugin = Plugin.create(config={"skillReads": True}, cache_dir=None)
+        outcome = plugin.invoke(registry, {"name": "over", "path": "a.md"}, self.cwd)
+        self.assertEqual(outcome.error, f"Error: {over}")
+
+    def test_entries_in_folders_the_walk_enters_count_and_the_bound_is_met_there(self) -> None:
+        deep = self.root / "deep"
+        write(deep / "SKILL.md", skill_md("deep"))
+        inner = deep / "d1" / "d2"
+        inner.mkdir(parents=True)
+        hidden_entries(inner, MAX_WALK_ENTRIES - 1)  # with d1 and d2: one over
+        with self.assertRaises(RegistryFailure) as raised:
+            self.registry().list_files(self.cwd, "deep", 10)
+        self.assertIn("more than 16384 entries", str(raised.exception))
+        os.remove(inner / ".h1")
+        self.assertEqual(self.registry().list_files(self.cwd, "deep", 10), SkillFiles([], 0))
+
+
 class LocalAgainstSkillHost(unittest.TestCase):
     """The same tree listed and read by both hosts through the same plugin:
     `skill-host load NAME [--path P] --json` against this host's invoke."""
@@ -404,7 +588,21 @@ class LocalAgainstSkillHost(unittest.TestCase):
             with open(huge / f"part{index}.bin", "wb") as handle:
                 handle.truncate(6 * MIB)
         found = self.assert_same("many", [None, "files/001.md"]) + self.assert_same("huge", [None, "SKILL.md"])
-        self.assertTrue(all("error" in each for each in found), found)
+        # A read fails; a whole load stands without a manifest (or fails, with an older plugin).
+        self.assertTrue(all("error" in each for each in found[1::2]), found)
+        self.assertTrue(all("Files of this skill" not in json.dumps(each) for each in found[0::2]), found)
+
+    def test_the_walks_bound_on_entries_fails_alike(self) -> None:
+        for name, entries in (("full", MAX_WALK_ENTRIES), ("over", MAX_WALK_ENTRIES + 1)):
+            folder = self.root / name
+            write(folder / "SKILL.md", skill_md(name))
+            write(folder / "a.md", "A\n")
+            hidden_entries(folder, entries - 1)
+        full = self.assert_same("full", [None, "a.md"])
+        self.assertIn("- a.md (2 bytes)", full[0]["ok"]["content"])
+        over = self.assert_same("over", [None, "a.md", "SKILL.md"])
+        text = 'Error: skill "over" has more than 16384 entries below its folder; at most 16384 are looked at'
+        self.assertEqual([each.get("error") for each in over[1:]], [text, text])
 
     def test_a_folder_swapped_since_the_listing_is_not_read(self) -> None:
         swapped = self.root / "swapped"

@@ -7,8 +7,11 @@ regular file below its folder except hidden ones (a name starting with
 ``.``), at most :data:`MAX_DEPTH` folders down; a symbolic link only when it
 resolves beneath the folder to a file the walk found as itself. A skill of
 more than :data:`MAX_SKILL_FILES` files or :data:`MAX_SKILL_BYTES` bytes
-(its ``SKILL.md`` counted) is refused as a whole, with the walk's text. A
-flat skill file serves no other file, and itself as ``SKILL.md``.
+(its ``SKILL.md`` counted) is refused as a whole, with the walk's text, and
+so is one whose walk would look at more than :data:`MAX_WALK_ENTRIES`
+directory entries below its folder (every entry counted, hidden ones,
+folders and links among them; the top ``SKILL.md`` not). A flat skill file
+serves no other file, and itself as ``SKILL.md``.
 
 **Confinement.** The folder is opened by its path (links followed, as the
 listing followed them) and must be the folder the listing opened (device
@@ -20,7 +23,17 @@ with ``O_NOFOLLOW``, a symbolic link read with ``readlinkat`` and its
 target resolved the same way, ``..`` taken from the handles already held
 (never from the file system), and an absolute link or a ``..`` above the
 folder refused as leaving it. A link swapped in while a read runs is met as
-a link, never followed by the kernel. What is left: a folder below the
+a link, never followed by the kernel.
+
+**Identities.** The walk descends by descriptors (each folder opened from
+its parent's with ``O_NOFOLLOW``), ``stat``-s what the listing called a
+plain file without following it (a link swapped in since is not taken for
+the file), and records each file it serves with its identity (device,
+inode; for a link, its target's). A read answers ``missing``
+unless the descriptor it opened is that very file (``fstat``): a path
+swapped for a link between the walk and the read (``a.md`` for
+``a.md -> .env``) resolves beneath the folder, to a file the walk did not
+serve under that path, and is refused. What is left: a folder below the
 skill's that another process moves out of it while a read resolves beneath
 it is still resolved from its handle (see hosts/python/README.md).
 """
@@ -34,7 +47,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
-from .names import MAX_SKILL_FILE_READ_BYTES
+from .names import MAX_SKILL_FILE_READ_BYTES, is_skill_file_path
 from .registry import MISSING, UNAVAILABLE, Candidate, FileAnswer, ProviderError, SkillFile, file_answer, too_large
 
 #: The skill file at the top of a bundle.
@@ -47,6 +60,8 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 16
 #: Symbolic links followed in one resolution (Linux's ``MAXSYMLINKS``).
 MAX_LINKS = 40
+#: The most directory entries one walk looks at below a skill's folder (skill-host's).
+MAX_WALK_ENTRIES = 16384
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NONBLOCK | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
@@ -114,9 +129,11 @@ def _resolve(root: int, path: str, final: str) -> int | os.stat_result:
                     held.append(os.open(part, _LOOKUP, dir_fd=here))
                     continue
                 except OSError as error:
-                    target = _is_link(part, here) if error.errno in (errno.ELOOP, errno.ENOTDIR) else None
-                    if target is None:
+                    if error.errno not in (errno.ELOOP, errno.ENOTDIR):
                         raise
+                    target = _is_link(part, here)
+                    if target is None and error.errno == errno.ENOTDIR:
+                        raise  # a file on the way
             elif final == "stat":
                 info = os.stat(part, dir_fd=here, follow_symlinks=False)
                 if not stat.S_ISLNK(info.st_mode):
@@ -126,10 +143,10 @@ def _resolve(root: int, path: str, final: str) -> int | os.stat_result:
                 try:
                     return os.open(part, _FILE | _NOFOLLOW, dir_fd=here)
                 except OSError as error:
-                    target = _is_link(part, here) if error.errno in (errno.ELOOP, errno.EMLINK) else None
-                    if target is None:
+                    if error.errno not in (errno.ELOOP, errno.EMLINK):
                         raise
-            if target is None:  # it stopped being a link meanwhile
+                    target = _is_link(part, here)
+            if target is None:  # it stopped being a link meanwhile: changed since
                 raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
             links += 1
             if links > MAX_LINKS:
@@ -175,6 +192,13 @@ def _too_large(name: str, size: int) -> ProviderError:
 
 def _unreadable(name: str, why: str) -> ProviderError:
     return ProviderError(f'skill "{name}": {why}')
+
+
+def _too_many_entries(name: str) -> ProviderError:
+    return ProviderError(
+        f'skill "{name}" has more than {MAX_WALK_ENTRIES} entries below its folder; '
+        f"at most {MAX_WALK_ENTRIES} are looked at"
+    )
 
 
 @dataclass
@@ -223,52 +247,62 @@ def _open(candidate: Candidate) -> _Opened | None:
     return opened
 
 
+#: A file served: its path inside the skill, its size and its identity
+#: (for a link, its target's), as the walk found them.
+Served = Tuple[str, int, Tuple[int, int]]
+
+
 @dataclass
 class _Walk:
-    """The walk of a bundle's folder beneath its handle (``Walk`` in opened.rs)."""
+    """The walk of a bundle's folder beneath its handle (``Walk`` in opened.rs),
+    by descriptors: each folder listed is opened from its parent's."""
 
     name: str
     folder: int
     bytes: int
-    found: list[tuple[str, int]] = field(default_factory=list)
+    #: Directory entries looked at so far (:data:`MAX_WALK_ENTRIES`).
+    entries: int = 0
+    found: list[Served] = field(default_factory=list)
     plain: set[tuple[int, int]] = field(default_factory=set)
     links: list[tuple[str, tuple[int, int]]] = field(default_factory=list)
 
-    def walk(self, relative: str, depth: int) -> None:
-        """Lists ``relative`` (``""``: the skill's folder): every regular file
-        but hidden ones, links followed while they stay beneath the folder;
-        ``SKILL.md`` at the top is already counted."""
+    def walk(self, listed: int, relative: str, depth: int) -> None:
+        """Lists the folder ``listed`` (at ``relative``, ``""`` for the
+        skill's own): every regular file but hidden ones, links followed
+        while they stay beneath the folder; ``SKILL.md`` at the top is
+        already counted."""
+        # At most one entry past the bound is read (and the top SKILL.md).
         try:
-            if relative == "":
-                listed = os.dup(self.folder)
-            else:
-                listed = _resolve(self.folder, relative, "open")
-                assert isinstance(listed, int)
-                if not stat.S_ISDIR(os.fstat(listed).st_mode):
-                    os.close(listed)
-                    raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
-            try:
-                entries = list(_entries(listed))
-            finally:
-                os.close(listed)
+            entries = _entries(listed, MAX_WALK_ENTRIES - self.entries + 2)
         except OSError as error:
             raise _unreadable(self.name, f"cannot list {relative or '.'}: {io_error(error)}") from None
         for file_name, is_dir, is_link in entries:
+            if depth == 0 and file_name == SKILL_FILE:
+                continue
+            self.entries += 1
+            if self.entries > MAX_WALK_ENTRIES:
+                raise _too_many_entries(self.name)
             try:
                 file_name.encode("utf-8")
             except UnicodeEncodeError:  # not UTF-8: never served
                 continue
-            if file_name.startswith(".") or (depth == 0 and file_name == SKILL_FILE):
+            if file_name.startswith("."):
                 continue
             path = file_name if relative == "" else f"{relative}/{file_name}"
             if is_dir is None:
                 continue
             if is_dir:
                 if depth < MAX_DEPTH:
-                    self.walk(path, depth + 1)
+                    self._folder(listed, file_name, path, depth)
                 continue
             try:
-                info = stat_beneath(self.folder, path)
+                # What the listing called a plain file is stat'ed as one: a
+                # link swapped in since is not followed (nor taken for the
+                # file), as skill-host's walk does.
+                if is_link:
+                    info = stat_beneath(self.folder, path)
+                else:
+                    info = os.stat(file_name, dir_fd=listed, follow_symlinks=False)
             except OSError:
                 continue
             if not stat.S_ISREG(info.st_mode):
@@ -285,23 +319,38 @@ class _Walk:
                 self.links.append((path, _identity(info)))
             else:
                 self.plain.add(_identity(info))
-            self.found.append((path, info.st_size))
+            self.found.append((path, info.st_size, _identity(info)))
 
-    def served(self) -> list[tuple[str, int]]:
+    def _folder(self, parent: int, file_name: str, path: str, depth: int) -> None:
+        """Walks the folder ``file_name`` of ``parent``, opened without
+        following a link: one swapped in since it was listed is not entered."""
+        try:
+            child = os.open(file_name, _DIRECTORY | _NOFOLLOW, dir_fd=parent)
+        except OSError as error:
+            if error.errno in (errno.ELOOP, errno.ENOTDIR):  # no longer a folder
+                return
+            raise _unreadable(self.name, f"cannot list {path}: {io_error(error)}") from None
+        try:
+            self.walk(child, path, depth + 1)
+        finally:
+            os.close(child)
+
+    def served(self) -> list[Served]:
         """The files found but links to a file the walk did not find as itself."""
         refused = {path for path, target in self.links if target not in self.plain}
-        return [(path, size) for path, size in self.found if path not in refused]
+        return [found for found in self.found if found[0] not in refused]
 
 
-def _entries(fd: int) -> list[tuple[str, bool | None, bool]]:
-    """The entries of the folder ``fd`` as ``(name, is a folder, is a link)``
-    (None: its kind could not be read), in the order the file system gives
-    them (the walk's limits are met in that order, as in skill-host); an
-    entry that cannot be read ends the listing there, as Rust's iterator does."""
+def _entries(fd: int, limit: int) -> list[tuple[str, bool | None, bool]]:
+    """The first ``limit`` entries of the folder ``fd`` as ``(name, is a
+    folder, is a link)`` (None: its kind could not be read), in the order
+    the file system gives them (the walk's limits are met in that order, as
+    in skill-host); an entry that cannot be read ends the listing there, as
+    Rust's iterator does."""
     found: list[tuple[str, bool | None, bool]] = []
     with os.scandir(fd) as entries:
         iterator = iter(entries)
-        while True:
+        while len(found) < limit:
             try:
                 entry = next(iterator)
             except (StopIteration, OSError):
@@ -310,20 +359,26 @@ def _entries(fd: int) -> list[tuple[str, bool | None, bool]]:
                 found.append((entry.name, entry.is_dir(follow_symlinks=False), entry.is_symlink()))
             except OSError:
                 found.append((entry.name, None, False))
+    return found
 
 
-def _served(opened: _Opened) -> list[tuple[str, int]]:
-    """The files the skill serves (module docs), ``SKILL.md`` among them,
-    walked afresh: a bundle's folder, or a flat file alone. Raises
+def _served(opened: _Opened) -> list[Served]:
+    """The files the skill serves (module docs), ``SKILL.md`` first, walked
+    afresh: a bundle's folder, or a flat file alone. Raises
     :class:`ProviderError` over a limit or when a folder cannot be listed."""
-    size = os.fstat(opened.skill_file).st_size
+    info = os.fstat(opened.skill_file)
+    skill_file = (SKILL_FILE, info.st_size, _identity(info))
     if opened.folder is None:
-        if size > MAX_SKILL_BYTES:
-            raise _too_large(opened.name, size)
-        return [(SKILL_FILE, size)]
-    walk = _Walk(opened.name, opened.folder, size)
-    walk.walk("", 0)
-    return [(SKILL_FILE, size), *walk.served()]
+        if info.st_size > MAX_SKILL_BYTES:
+            raise _too_large(opened.name, info.st_size)
+        return [skill_file]
+    walk = _Walk(opened.name, opened.folder, info.st_size)
+    top = os.dup(opened.folder)
+    try:
+        walk.walk(top, "", 0)
+    finally:
+        os.close(top)
+    return [skill_file, *walk.served()]
 
 
 def list_files(candidate: Candidate) -> list[SkillFile] | None:
@@ -338,8 +393,9 @@ def list_files(candidate: Candidate) -> list[SkillFile] | None:
         served = _served(opened)
     finally:
         opened.close()
-    # The top SKILL.md is the skill file (a file below it of that name is not).
-    return [SkillFile(path, size) for path, size in served[1:]]
+    # The top SKILL.md is the skill file (a file below it of that name is
+    # not); a path outside the grammar is not listed, nor counted in the total.
+    return [SkillFile(path, size) for path, size, _ in served[1:] if is_skill_file_path(path)]
 
 
 def read_file(candidate: Candidate, path: str) -> FileAnswer:
@@ -349,15 +405,18 @@ def read_file(candidate: Candidate, path: str) -> FileAnswer:
     listing opened it, any other opened beneath the folder
     (:func:`open_beneath`). ``missing`` for a file not served (none there,
     hidden, a link that leaves the folder or leads to a file not served, not
-    a regular file), ``too-large`` for one over the cap by the walk's size;
-    ``unavailable`` for a skill that is not a local skill file."""
+    a regular file) and for one whose opened descriptor is not the file the
+    walk served under that path (swapped since), ``too-large`` for one over
+    the cap by the walk's size; ``unavailable`` for a skill that is not a
+    local skill file."""
     opened = _open(candidate)
     if opened is None:
         return UNAVAILABLE
     try:
-        size = next((size for served, size in _served(opened) if served == path), None)
-        if size is None:
+        found = next(((size, identity) for served, size, identity in _served(opened) if served == path), None)
+        if found is None:
             return MISSING
+        size, identity = found
         over = too_large(size)
         if over is not None:
             return over
@@ -376,17 +435,19 @@ def read_file(candidate: Candidate, path: str) -> FileAnswer:
     finally:
         opened.close()
     try:
-        return _read(fd, opened.name, path)
+        return _read(fd, opened.name, path, identity)
     finally:
         os.close(fd)
 
 
-def _read(fd: int, name: str, path: str) -> FileAnswer:
-    """A regular file's answer, its size judged before reading it; never more
-    than the cap and one byte read, however it grows meanwhile."""
+def _read(fd: int, name: str, path: str, identity: tuple[int, int]) -> FileAnswer:
+    """The answer for the file the walk served as ``identity``: ``missing``
+    when ``fd`` is not that file (swapped since the walk) or not a regular
+    file; else its size judged before reading it, never more than the cap
+    and one byte read, however it grows meanwhile."""
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or _identity(info) != identity:
             return MISSING
         over = too_large(info.st_size)
         if over is not None:

@@ -375,10 +375,6 @@ def checked_tool_outcome(
         raise invalid(f'the value is skill "{value.name}", but the arguments asked for {shown}')
     if value.provider == "":
         raise invalid(f'the value of skill "{value.name}" names no provider')
-    if case == "file" and (value.name, value.path) not in files_read:
-        raise invalid(
-            f'the value is file {stringify(value.path)} of skill "{value.name}", which the registry did not read for this call'
-        )
     recorded = None
     if loaded is not None:
         digest = getattr(loaded, "body-digest")
@@ -387,6 +383,12 @@ def checked_tool_outcome(
         if digest is not None and not is_digest(digest):
             raise invalid(f"the load it records has a body digest that is not up to {MAX_DIGEST_BYTES} printable ASCII characters")
         recorded = {"name": loaded.name, "provider": loaded.provider, "bodyDigest": digest}
+    # A file only when the registry read it for this call, checked after the
+    # value's name, provider and load record (skill-host's validate_named).
+    if case == "file" and (value.name, value.path) not in files_read:
+        raise invalid(
+            f'the value is file {stringify(value.path)} of skill "{value.name}", which the registry did not read for this call'
+        )
     ok = Ordered(name=value.name, provider=value.provider)
     if case == "file":
         ok["path"] = value.path

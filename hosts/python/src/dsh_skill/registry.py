@@ -5,8 +5,9 @@ from the winning provider on every call.
 A provider is any object with ``name``, ``list(cwd) -> Listing`` (raising
 :class:`ProviderError` when it fails) and ``load(cwd, candidate) ->
 Definition | None``; one that serves a skill's files (spec §3.15, contract
-0.4.0) has ``list_files(cwd, candidate) -> list[SkillFile] | None`` and
-``read_file(cwd, candidate, path) -> FileAnswer`` too (None and
+0.4.0) has ``list_files(cwd, candidate) -> list[SkillFile] | SkillFiles |
+None`` (a list's total is its length; :class:`SkillFiles` gives its own)
+and ``read_file(cwd, candidate, path) -> FileAnswer`` too (None and
 ``unavailable``: no files for that skill).
 """
 
@@ -377,9 +378,12 @@ class SkillRegistry:
     def list_files(self, cwd: str | None, name: str, limit: int) -> SkillFiles | None:
         """``list-skill-files``: the winner's files but its skill file, in byte
         order of their paths (UTF-8), the first ``limit``, and the total; a
-        path outside the grammar is never listed. None when the winner's
-        provider serves no files for it, or there is no winner. Raises
-        :class:`RegistryFailure` when a provider fails."""
+        path outside the grammar is never listed, nor one listed twice (the
+        first kept, by path then size, an unknown size first, as skill-host
+        sorts). The total is the provider's (a list's length), but at least
+        the files kept. None when the winner's provider serves no files for
+        it, or there is no winner. Raises :class:`RegistryFailure` when a
+        provider fails."""
         found = self._file_winner(cwd, name)
         if found is None:
             return None
@@ -390,11 +394,18 @@ class SkillRegistry:
             raise RegistryFailure(str(error)) from error
         if files is None:
             return None
-        served = sorted(
+        if isinstance(files, SkillFiles):
+            total, files = files.total, files.files
+        else:
+            files = list(files)
+            total = len(files)
+        ordered = sorted(
             (file for file in files if is_skill_file_path(file.path)),
-            key=lambda file: file.path.encode("utf-8", "surrogatepass"),
+            key=lambda file: (file.path.encode("utf-8", "surrogatepass"), file.size is not None, file.size or 0),
         )
-        return SkillFiles(served[: max(limit, 0)], len(served))
+        served = [file for index, file in enumerate(ordered) if index == 0 or ordered[index - 1].path != file.path]
+        kept = served[: max(limit, 0)]
+        return SkillFiles(kept, max(total, len(kept)))
 
     def read_file(self, cwd: str | None, name: str, path: str) -> FileAnswer:
         """``read-skill-file``: the winner's file ``path``, read afresh;
