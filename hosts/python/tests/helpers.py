@@ -1,8 +1,10 @@
 """Paths and fixtures shared by the tests.
 
-The repository is found from this file; the test plugins (the hostile plugin
-and the 0.1.0 plugin, built by tests/build.rs) from $DSH_SKILL_HOSTILE_PLUGIN
-and $DSH_SKILL_V0_1_PLUGIN, else the newest under target/. With
+The repository is found from this file; the test plugins (the hostile
+plugin, the hostile files plugin and the 0.1.0 plugin, built by
+tests/build.rs) from $DSH_SKILL_HOSTILE_PLUGIN,
+$DSH_SKILL_HOSTILE_FILES_PLUGIN and $DSH_SKILL_V0_1_PLUGIN, else the newest
+under target/. With
 $DSH_SKILL_REQUIRE_FIXTURES=1 (scripts/test sets it) a missing one fails
 the tests instead of skipping them."""
 
@@ -35,6 +37,10 @@ def fixture(variable: str, name: str) -> bytes:
 
 def hostile() -> bytes:
     return fixture("DSH_SKILL_HOSTILE_PLUGIN", "hostile_plugin.wasm")
+
+
+def hostile_files() -> bytes:
+    return fixture("DSH_SKILL_HOSTILE_FILES_PLUGIN", "hostile_files_plugin.wasm")
 
 
 def plugin_v0_1() -> bytes:

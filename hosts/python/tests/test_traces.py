@@ -17,7 +17,7 @@ from typing import Any
 
 from dsh_skill import trace
 from dsh_skill.sandbox import default_cache_dir
-from helpers import REPO, hostile, plugin_v0_1, skill_host
+from helpers import REPO, hostile, hostile_files, plugin_v0_1, skill_host
 
 TRACES = REPO / "tests" / "traces"
 
@@ -56,6 +56,22 @@ class StoredTraces(unittest.TestCase):
         for path in files:
             with self.subTest(trace=path.name):
                 self.assertEqual(replay(trace.read(path), component), [])
+
+    def test_every_hostile_file_trace_replays_with_the_hostile_files_plugin(self) -> None:
+        # A 0.4.0 plugin whose tool results claim files the registry did not
+        # read for it: this host refuses each with skill-host's text.
+        component = hostile_files()
+        files = traces("hostile-files")
+        cases = [case for case in (TRACES / "hostile-files").glob("*.json") if not case.name.endswith(".trace.json")]
+        self.assertEqual(len(files), len(cases), f"a trace per case in {TRACES / 'hostile-files'}")
+        self.assertGreaterEqual(len(files), 5)
+        refused = 0
+        for path in files:
+            data = trace.read(path)
+            refused += any("did not read for this call" in str(call["outcome"]) for call in data["calls"])
+            with self.subTest(trace=path.name):
+                self.assertEqual(replay(data, component), [])
+        self.assertGreaterEqual(refused, 5, "the cases refuse file values")
 
     def test_a_0_1_0_plugins_trace_recorded_by_skill_host_replays(self) -> None:
         component = plugin_v0_1()
