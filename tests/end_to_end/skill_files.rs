@@ -12,6 +12,9 @@ use skill_host::test_support::http::{Reply, Server, body};
 
 use crate::common::{Sandbox, path, skill_host_bin, stderr, stdout};
 
+/// The `unlisted` skill's file on the test server.
+const UNLISTED: &str = "---\nname: unlisted\ndescription: Lists none.\n---\nBody.\n";
+
 /// The `listed` skill's file on the test server.
 const LISTED: &str = "---\nname: listed\ndescription: Lists its files.\n---\nBody.\n";
 
@@ -102,8 +105,10 @@ fn a_remote_skills_files_are_fetched_beside_it_and_checked_against_the_index() {
         {"name": "listed", "description": "Lists its files.", "url": "skills/listed/SKILL.md",
          "files": [{"path": "references/api.md", "digest": digest, "size": api.len()},
                    {"path": "references/tampered.md", "digest": digest},
-                   {"path": "image.bin"}, {"path": "notes v1.md"}]},
+                   {"path": "image.bin"}, {"path": "notes v1.md"}, {"path": "moved.md"}]},
         {"name": "unlisted", "description": "Lists none.", "url": "skills/unlisted/SKILL.md"},
+        {"name": "unlisted-twin", "description": "Same file, with a list.", "url": "skills/unlisted/SKILL.md",
+         "files": [{"path": "leak.md"}]},
         {"name": "signed", "description": "Signed.", "url": "skills/signed/SKILL.md",
          "digest": skill_host::file_digest(b"the original"), "files": [{"path": "a.md"}]},
     ]});
@@ -114,7 +119,10 @@ fn a_remote_skills_files_are_fetched_beside_it_and_checked_against_the_index() {
         ("/skills/listed/references/api.md", body(api)),
         ("/skills/listed/references/tampered.md", body("# API\nCall something else.\n")),
         ("/skills/listed/references/extra.md", body("not in the index")),
-        ("/skills/unlisted/SKILL.md", body("---\nname: unlisted\ndescription: Lists none.\n---\nBody.\n")),
+        ("/skills/unlisted/SKILL.md", body(UNLISTED)),
+        ("/skills/unlisted/leak.md", body("another entry's file")),
+        ("/skills/listed/moved.md", Reply::Redirect("/secret.txt".to_owned())),
+        ("/secret.txt", body("not beneath the folder")),
         ("/skills/unlisted/notes.md", body("Notes.\n")),
         ("/skills/listed/image.bin", Reply::Body(vec![0, 159, 146, 150])),
         ("/skills/listed/notes%20v1.md", body("Notes.\n")),
@@ -131,7 +139,7 @@ fn a_remote_skills_files_are_fetched_beside_it_and_checked_against_the_index() {
     // Listed files are all a read reaches of a skill whose entry lists them.
     assert_eq!(
         read(&sandbox, &workspace, &remote, "listed", "references/extra.md").0,
-        json!({"error": "Error: skill \"listed\" has no file \"references/extra.md\"; its files are \"image.bin\", \"notes v1.md\", \"references/api.md\", \"references/tampered.md\""})
+        json!({"error": "Error: skill \"listed\" has no file \"references/extra.md\"; its files are \"image.bin\", \"moved.md\", \"notes v1.md\", \"references/api.md\", \"references/tampered.md\""})
     );
     assert!(!server.requests().iter().any(|request| request.contains("extra.md")), "{:?}", server.requests());
     // Path segments are encoded onto the folder URL; a file that is not text is not read.
@@ -149,23 +157,28 @@ fn a_remote_skills_files_are_fetched_beside_it_and_checked_against_the_index() {
         skill_host::file_digest(b"the original"),
     );
     assert_eq!(read(&sandbox, &workspace, &remote, "signed", "SKILL.md").0, json!({"error": tampered}));
-    // An entry that lists no files serves none: nothing beside it is fetched.
-    for file in ["notes.md", "SKILL.md", "../index.json"] {
-        let (record, _) = read(&sandbox, &workspace, &remote, "unlisted", file);
-        if file.starts_with("..") {
-            assert!(record["error"].as_str().unwrap().starts_with("Error: invalid arguments:"), "{record}");
-        } else {
-            assert_eq!(
-                record,
-                json!({"error": "Error: skill \"unlisted\" has no files to read: provider \"remote\" serves only its instructions"})
-            );
-        }
+    // An entry that lists no files has only its SKILL.md: nothing beside it
+    // is fetched, nor another entry's list for the same URL.
+    assert_eq!(read(&sandbox, &workspace, &remote, "unlisted", "SKILL.md").0["ok"]["content"], UNLISTED);
+    for file in ["notes.md", "leak.md"] {
+        assert_eq!(
+            read(&sandbox, &workspace, &remote, "unlisted", file).0,
+            json!({"error": format!("Error: skill \"unlisted\" has no file \"{file}\"; it has no files besides its instructions")})
+        );
     }
-    assert!(
-        !server.requests().iter().any(|request| request.starts_with("/skills/unlisted/")),
-        "{:?}",
-        server.requests()
+    let (record, _) = read(&sandbox, &workspace, &remote, "unlisted", "../index.json");
+    assert!(record["error"].as_str().unwrap().starts_with("Error: invalid arguments:"), "{record}");
+    let beside = |request: &String| request.starts_with("/skills/unlisted/") && !request.ends_with("/SKILL.md");
+    assert!(!server.requests().iter().any(beside), "{:?}", server.requests());
+    // A redirect never takes a read off the skill's folder.
+    let redirected = format!(
+        "Error: cannot fetch skill file {}: redirected from {} to {}, which is not beneath the skill's folder {}",
+        server.url("/skills/listed/moved.md"),
+        server.url("/skills/listed/moved.md"),
+        server.url("/secret.txt"),
+        server.url("/skills/listed/"),
     );
+    assert_eq!(read(&sandbox, &workspace, &remote, "listed", "moved.md").0, json!({"error": redirected}));
 }
 
 /// The MCP `skill` tool takes the plugin's schema and arguments as they

@@ -174,15 +174,21 @@ pub struct RemoteProvider {
     /// The `sha256:` digest each index gave a skill file, by the file's URL
     /// as shown: what a load checks the fetched file against.
     digests: Arc<Mutex<HashMap<String, String>>>,
-    /// The files each index listed for a skill, by the skill file's URL as
-    /// shown: all a read may fetch of it (docs/spec.md §3.15).
-    files: Arc<Mutex<HashMap<String, Vec<ListedFile>>>>,
+    /// The files each index entry listed (`None`: it lists none), by the
+    /// skill's name and its file's URL as shown: all a read may fetch of it
+    /// (docs/spec.md §3.15). The first entry of a name and URL is kept, as
+    /// the registry keeps the first candidate of a name.
+    files: Arc<Mutex<Published>>,
     /// Each index's last text with its `ETag`, by the index URL: what a
     /// `304 Not Modified` to a conditional re-read stands for.
     copies: Arc<Mutex<HashMap<String, IndexCopy>>>,
     /// The smallest `Cache-Control` max-age the last listing's indexes gave.
     max_age: Arc<Mutex<Option<Duration>>>,
 }
+
+/// The files each index entry listed (`None`: it lists none), by the
+/// skill's name and its file's URL as shown.
+type Published = HashMap<(String, String), Option<Vec<ListedFile>>>;
 
 /// An index as last fetched, kept for a conditional re-read.
 #[derive(Debug, Clone)]
@@ -261,7 +267,7 @@ impl RemoteProvider {
         index: &IndexUrl,
         listing: &mut Listing,
         digests: &mut HashMap<String, String>,
-        files: &mut HashMap<String, Vec<ListedFile>>,
+        files: &mut Published,
     ) -> Result<Option<Duration>, String> {
         let key = index.0.as_str().to_owned();
         let copy = self.copies.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key).cloned();
@@ -292,9 +298,7 @@ impl RemoteProvider {
             match candidate(&index.0, entry) {
                 Ok((candidate, digest, listed)) => {
                     let url = candidate.path.as_deref().map(|path| path.display().to_string()).unwrap_or_default();
-                    if let Some(listed) = listed {
-                        files.entry(url.clone()).or_insert(listed);
-                    }
+                    files.entry((candidate.name.clone(), url.clone())).or_insert(listed);
                     if let Some(digest) = digest {
                         digests.entry(url).or_insert(digest);
                     }

@@ -470,7 +470,6 @@ impl SkillRegistry {
     }
 }
 
-/// The warning for a provider whose listing failed: its name and why.
 /// The winner of `name` in `snapshot` for a load or a file call: none for a
 /// name outside the grammar (no provider is asked); the snapshot's invalid
 /// candidate's text when it holds one; [`RegistrySnapshot::lookup`]'s
@@ -485,6 +484,7 @@ pub(crate) fn winner_of<'a>(snapshot: &'a RegistrySnapshot, name: &str) -> Resul
     snapshot.lookup(name)
 }
 
+/// The warning for a provider whose listing failed: its name and why.
 fn skipped_warning(provider: &str, error: &ProviderError) -> String {
     format!("skill provider \"{provider}\" skipped: {error}")
 }

@@ -1,8 +1,8 @@
 //! A remote skill's files (docs/spec.md §3.15 and §4.4): those its index
 //! entry lists (`files`), and no others, each read from beneath the skill's
-//! folder URL and checked against the digest the index gives it; its
-//! `SKILL.md` is the skill file itself, checked as a load checks it. An
-//! entry that lists no files serves none.
+//! folder URL (no redirect leaves it) and checked against the digest the
+//! index gives it; its `SKILL.md` is the skill file itself, checked as a
+//! load checks it. An entry that lists no files has no others.
 
 use std::path::Path;
 
@@ -72,35 +72,40 @@ impl RemoteProvider {
         candidate.path.as_deref().and_then(Path::to_str).and_then(|path| Url::parse(path).ok())
     }
 
-    /// What the last listing's index said of `candidate`'s files.
-    fn published(&self, url: &Url) -> Option<Vec<ListedFile>> {
-        self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(url.as_str()).cloned()
+    /// What the last listing's index entry said of `candidate`'s files:
+    /// `None` when it is not known, `Some(None)` when it lists none.
+    fn published(&self, candidate: &SkillCandidate, url: &Url) -> Option<Option<Vec<ListedFile>>> {
+        let key = (candidate.name.clone(), url.as_str().to_owned());
+        self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key).cloned()
     }
 
-    /// The files the index lists for `candidate` but its `SKILL.md`;
-    /// `None` when it lists none.
+    /// The files the index entry lists for `candidate` but its `SKILL.md`
+    /// (none when it lists none).
     pub(super) fn list_skill_files(&self, candidate: &SkillCandidate, limit: usize) -> Option<FileListing> {
-        let files = self.published(&Self::skill_url(candidate)?)?;
+        let url = Self::skill_url(candidate)?;
+        let files = self.published(candidate, &url)?.unwrap_or_default();
         let others = files.into_iter().filter(|file| file.path != SKILL_FILE);
         Some(FileListing::first(others.map(|file| (file.path, file.size)), limit))
     }
 
     /// Fetches the file `path` of `candidate`: one its index entry lists,
     /// from beneath its folder URL, with the digest the entry gives it; its
-    /// `SKILL.md` from the skill's own URL, with the entry's digest. An entry
-    /// that lists no files serves none.
+    /// `SKILL.md` from the skill's own URL, with the entry's digest (and the
+    /// list's, when it gives one). No redirect leaves the folder.
     pub(super) fn read_skill_file(&self, candidate: &SkillCandidate, path: &str) -> Result<FileRead, ProviderError> {
         let Some(skill) = Self::skill_url(candidate) else {
             return Ok(FileRead::Unavailable);
         };
-        let Some(published) = self.published(&skill) else {
+        let Some(published) = self.published(candidate, &skill) else {
             return Ok(FileRead::Unavailable);
         };
+        let published = published.unwrap_or_default();
         let listed = published.iter().find(|file| file.path == path);
         let (url, expected) = if path == SKILL_FILE {
             let entry =
                 self.digests.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(skill.as_str()).cloned();
-            (skill.clone(), listed.and_then(|file| file.digest.clone()).or(entry))
+            let expected: Vec<String> = entry.into_iter().chain(listed.and_then(|file| file.digest.clone())).collect();
+            (skill.clone(), expected)
         } else {
             let Some(listed) = listed else {
                 return Ok(FileRead::Missing);
@@ -113,10 +118,11 @@ impl RemoteProvider {
             let Some(url) = file_url(&skill, path) else {
                 return Ok(FileRead::Missing);
             };
-            (url, listed.digest.clone())
+            (url, listed.digest.clone().into_iter().collect())
         };
         let fetched = self.with_credentials(&url);
-        let bytes = match self.get(&fetched, MAX_SKILL_FILE_READ_BYTES, None) {
+        let folder = folder_of(&skill);
+        let bytes = match self.get_beneath(&fetched, MAX_SKILL_FILE_READ_BYTES, None, Some(&folder)) {
             Ok(super::Answer::Body { bytes, .. }) => bytes,
             Ok(super::Answer::Gone) => return Ok(FileRead::Missing),
             Ok(super::Answer::NotModified(_)) => {
@@ -128,14 +134,12 @@ impl RemoteProvider {
                 return Err(ProviderError(format!("cannot fetch skill file {url}: {}", scrub(reason, &fetched))));
             }
         };
-        if let Some(expected) = expected {
-            let actual = file_digest(&bytes);
-            if actual != expected {
-                return Err(ProviderError(format!(
-                    "skill \"{}\": the file at {url} has digest {actual}, but the index says {expected}; it is not read",
-                    candidate.name
-                )));
-            }
+        let actual = file_digest(&bytes);
+        if let Some(expected) = expected.iter().find(|expected| **expected != actual) {
+            return Err(ProviderError(format!(
+                "skill \"{}\": the file at {url} has digest {actual}, but the index says {expected}; it is not read",
+                candidate.name
+            )));
         }
         Ok(FileRead::of_bytes(bytes))
     }

@@ -113,6 +113,18 @@ impl RemoteProvider {
     /// deadline for the whole chain; with `etag`, asks for the body only if
     /// it changed (`If-None-Match`).
     pub(super) fn get(&self, url: &Url, limit: u64, etag: Option<&str>) -> Result<Answer, String> {
+        self.get_beneath(url, limit, etag, None)
+    }
+
+    /// [`RemoteProvider::get`], every redirect refused unless its target
+    /// starts with `beneath` (a skill's folder URL, for its files).
+    pub(super) fn get_beneath(
+        &self,
+        url: &Url,
+        limit: u64,
+        etag: Option<&str>,
+        beneath: Option<&str>,
+    ) -> Result<Answer, String> {
         let deadline = Instant::now() + self.timeout;
         let mut current = url.clone();
         for _ in 0..=MAX_REDIRECTS {
@@ -142,6 +154,14 @@ impl RemoteProvider {
                 // wherever it sends us (as ureq's own redirects behave).
                 let next = shown(&next);
                 check_redirect(&current, &next)?;
+                if let Some(folder) = beneath
+                    && !next.as_str().starts_with(folder)
+                {
+                    return Err(format!(
+                        "redirected from {} to {next}, which is not beneath the skill's folder {folder}",
+                        shown(&current)
+                    ));
+                }
                 current = next;
                 continue;
             }

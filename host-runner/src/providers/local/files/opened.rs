@@ -189,7 +189,7 @@ impl SkillFiles {
                 #[cfg(unix)]
                 links: Vec::new(),
             };
-            walk.folder(Path::new(""), 0)?;
+            walk.folder(folder, Path::new(""), 0)?;
             stamped &= walk.stamped && !walk.folders.is_empty();
             folders = std::mem::take(&mut walk.folders);
             files.extend(walk.served());
@@ -396,18 +396,18 @@ impl Walk<'_> {
     /// every regular file but hidden ones, links followed only while they
     /// stay beneath the skill's folder; `SKILL.md` at the top is already
     /// counted.
-    fn folder(&mut self, relative: &Path, depth: usize) -> Result<(), SkillsError> {
-        let listed = if relative.as_os_str().is_empty() {
-            cap_primitives::fs::read_base_dir(self.folder)
-        } else {
+    fn folder(&mut self, handle: &fs::File, relative: &Path, depth: usize) -> Result<(), SkillsError> {
+        if !relative.as_os_str().is_empty() {
             // Stamped before it is listed: a change after the stamp moves
             // its change time past it.
-            match cap_primitives::fs::stat(self.folder, relative, FollowSymlinks::No).ok().and_then(|m| Stamp::of(&m)) {
+            match handle.metadata().ok().and_then(|meta| Stamp::of(&meta)) {
                 Some(stamp) => self.folders.push((relative.to_path_buf(), stamp)),
                 None => self.stamped = false,
             }
-            cap_primitives::fs::read_dir(self.folder, relative)
-        };
+        }
+        // Listed through its own handle: the folder the walk entered, never
+        // one a link swapped in at its path leads to.
+        let listed = cap_primitives::fs::read_base_dir(handle);
         let entries = listed.map_err(|error| SkillsError::Unreadable {
             name: self.name.to_owned(),
             why: format!("cannot list {}: {error}", display(relative)),
@@ -428,16 +428,25 @@ impl Walk<'_> {
             let path = relative.join(&file_name);
             let Ok(kind) = entry.file_type() else { continue };
             if kind.is_dir() {
-                if depth < MAX_DEPTH {
-                    self.folder(&path, depth + 1)?;
+                // Entered without following a link swapped in since.
+                if depth < MAX_DEPTH
+                    && let Ok(sub) = cap_primitives::fs::open_dir_nofollow(handle, Path::new(&file_name))
+                {
+                    self.folder(&sub, &path, depth + 1)?;
                 }
                 continue;
             }
-            // A file, or a link whose target is a file beneath the folder.
-            // What the listing called a plain file is stat'ed as one: a link
-            // swapped in since is not followed (nor taken for the file).
-            let follow = if kind.is_symlink() { FollowSymlinks::Yes } else { FollowSymlinks::No };
-            let Ok(meta) = cap_primitives::fs::stat(self.folder, &path, follow) else { continue };
+            // A file, or a link whose target is a file beneath the skill's
+            // folder. What the listing called a plain file is stat'ed as one,
+            // in the folder listed: a link swapped in since is not followed
+            // (nor taken for the file), and its identity is the real file's,
+            // which a read through a folder swapped since does not reach.
+            let meta = if kind.is_symlink() {
+                cap_primitives::fs::stat(self.folder, &path, FollowSymlinks::Yes)
+            } else {
+                cap_primitives::fs::stat(handle, Path::new(&file_name), FollowSymlinks::No)
+            };
+            let Ok(meta) = meta else { continue };
             if !meta.is_file() {
                 continue;
             }

@@ -91,3 +91,52 @@ fn a_walk_looks_at_a_bounded_number_of_entries() {
     fs::remove_file(data.join(".0")).unwrap();
     assert_eq!(list(&skill, 10).unwrap().map(|listing| listing.total), Some(0));
 }
+
+/// A folder swapped for a link to a hidden folder beside it, while walks
+/// and reads run, never serves the hidden folder's files: the walk lists a
+/// folder through the handle it entered, and a read through the link opens
+/// another file than the walk served.
+#[test]
+fn a_folder_swapped_for_a_link_never_serves_a_hidden_folders_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = bundle(dir.path(), "race");
+    fs::create_dir_all(folder.join("sub")).unwrap();
+    fs::write(folder.join("sub/config"), "plain").unwrap();
+    fs::create_dir_all(folder.join(".git")).unwrap();
+    fs::write(folder.join(".git/config"), SECRET).unwrap();
+    symlink(".git", folder.join("link")).unwrap();
+    let skill = candidate(dir.path(), "race");
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
+    let swapper = {
+        let (stop, swaps, folder) = (Arc::clone(&stop), Arc::clone(&swaps), folder.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = fs::rename(folder.join("sub"), folder.join("sub.real"));
+                let _ = fs::rename(folder.join("link"), folder.join("sub"));
+                std::thread::sleep(Duration::from_micros(50));
+                let _ = fs::rename(folder.join("sub"), folder.join("link"));
+                let _ = fs::rename(folder.join("sub.real"), folder.join("sub"));
+                std::thread::sleep(Duration::from_micros(50));
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let started = Instant::now();
+    let (mut reads, mut served) = (0, 0);
+    while (served < 200 || swaps.load(Ordering::Relaxed) < 1_000) && started.elapsed() < Duration::from_secs(60) {
+        reads += 1;
+        if let Ok(FileRead::Text(text)) = read(&skill, "sub/config") {
+            assert!(!text.contains(SECRET), "read {reads} served the hidden folder's file");
+            served += 1;
+        }
+        if let Ok(Some(listing)) = list(&skill, 10) {
+            // The real folder, under either of its names; never the link's.
+            let real = |path: &str| path == "sub/config" || path == "sub.real/config";
+            assert!(listing.files.iter().all(|(path, _)| real(path)), "{listing:?}");
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(served >= 200 && swaps.load(Ordering::Relaxed) >= 1_000, "{served} served, {swaps:?} swaps");
+}
