@@ -362,13 +362,15 @@ export class HarnessCallContext extends CallContext {
 
   /**
    * The file `path` of the winner for `name`, read afresh and confined to
-   * its folder (files.mjs); `missing` for a path outside the grammar
+   * its folder (files.mjs), `SKILL.md` only when it holds the body the
+   * harness loaded for the winner; `missing` for a path outside the grammar
    * (unlooked at), `unavailable` for no winner or one the harness's
    * filesystem provider did not list from a skill file.
    */
   readSkillFile(name, path) {
     if (!isSkillFilePath(path)) return this.aborted() ? ABORTED : ok({ tag: 'missing' });
-    return withWinner(this, name, { tag: 'unavailable' }, (where) => readSkillFile(name, where, path));
+    // SKILL.md is served only as the skill file whose body the harness loaded for the winner in this call.
+    return withWinner(this, name, { tag: 'unavailable' }, (where, skill) => readSkillFile(name, where, path, skill.content));
   }
 }
 
@@ -376,7 +378,8 @@ export class HarnessCallContext extends CallContext {
  * What one of the two file imports does once the winner is known: the
  * harness's winner for `name`, found as `getSkill` finds it (a failing
  * provider fails the call with its text, an abort is `aborted`), then
- * `answer(skill)`, whose failure fails the call with its text too.
+ * `answer(where, skill)` (`where` from `skillFilesOf`), whose failure
+ * fails the call with its text too.
  */
 async function withWinner(context, name, none, answer) {
   if (context.aborted()) return ABORTED;
@@ -394,7 +397,7 @@ async function withWinner(context, name, none, answer) {
   if (where === null) return ok(none);
   let answered;
   try {
-    answered = await answer(where);
+    answered = await answer(where, skill);
   } catch (error) {
     return failed(error);
   }

@@ -10,10 +10,12 @@
 // provider's.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { PLUGINS, createHarness } from '../dsh-harness/harness.mjs';
 import { HarnessCallContext } from '../dsh/bridge.mjs';
@@ -32,6 +34,8 @@ function write(root, files) {
 }
 
 const SKILL_MD = '---\nname: deploy\ndescription: Deploy the service.\n---\n# Deploy\nSee references/api.md.\n';
+/** The body the harness's filesystem provider loads from SKILL_MD. */
+const SKILL_BODY = '# Deploy\nSee references/api.md.';
 
 /**
  * A skills root with a bundle `deploy` (its files, a hidden file and
@@ -130,7 +134,10 @@ test('reads: text whole (a BOM kept), binary, too large, and missing for what th
   const read = (relative) => readSkillFile('deploy', bundle, relative);
   assert.deepEqual(await read('references/api.md'), { tag: 'text', val: '\ufeffAPI <reference> & more.\n' });
   assert.deepEqual(await read('link-in.md'), { tag: 'text', val: '\ufeffAPI <reference> & more.\n' });
-  assert.deepEqual(await read('SKILL.md'), { tag: 'text', val: SKILL_MD });
+  // SKILL.md only with the body the harness loaded for the skill.
+  assert.deepEqual(await readSkillFile('deploy', bundle, 'SKILL.md', SKILL_BODY), { tag: 'text', val: SKILL_MD });
+  assert.deepEqual(await read('SKILL.md'), { tag: 'missing' });
+  assert.deepEqual(await readSkillFile('deploy', bundle, 'SKILL.md', 'Another body.'), { tag: 'missing' });
   assert.deepEqual(await read('logo.png'), { tag: 'binary', val: 6n });
   assert.deepEqual(await read('latin1.txt'), { tag: 'binary', val: 4n });
   assert.deepEqual(await read('big.txt'), { tag: 'too-large', val: 1048577n });
@@ -154,7 +161,11 @@ test('reads: text whole (a BOM kept), binary, too large, and missing for what th
     assert.deepEqual(await read(refused), { tag: 'missing' }, refused);
   }
   const flat = { kind: 'flat', file: path.join(fixture.root, 'notes.md') };
-  assert.deepEqual(await readSkillFile('notes', flat, 'SKILL.md'), { tag: 'text', val: '---\nname: notes\ndescription: Notes.\n---\nNotes body.\n' });
+  assert.deepEqual(await readSkillFile('notes', flat, 'SKILL.md', 'Notes body.'), {
+    tag: 'text',
+    val: '---\nname: notes\ndescription: Notes.\n---\nNotes body.\n',
+  });
+  assert.deepEqual(await readSkillFile('notes', flat, 'SKILL.md'), { tag: 'missing' });
   assert.deepEqual(await readSkillFile('notes', flat, 'deploy/SKILL.md'), { tag: 'missing' });
 });
 
@@ -351,4 +362,159 @@ test("through the published harness: a runtime skill's and another provider's fo
   const served = await harness.invoke({ name: 'deploy', path: 'z.md' });
   assert.equal(served.isError, false, JSON.stringify(served));
   assert.equal(served.value.content, 'one byte');
+});
+
+test('SKILL.md swapped for a link to another file since the harness loaded it: missing, bundle and flat', async () => {
+  const base = path.join(scratch, 'swapped-skill');
+  write(base, { 'outside.txt': 'outside text', 'skills/s2/SKILL.md': SKILL_MD, 'skills/s2/a.md': 'A.', 'skills/flat.md': SKILL_MD });
+  const s2 = path.join(base, 'skills', 's2');
+  const flatFile = path.join(base, 'skills', 'flat.md');
+  const bundleWhere = { kind: 'bundle', folder: s2 };
+  const flatWhere = { kind: 'flat', file: flatFile };
+  assert.deepEqual(await readSkillFile('s2', bundleWhere, 'SKILL.md', SKILL_BODY), { tag: 'text', val: SKILL_MD });
+  assert.deepEqual(await readSkillFile('flat', flatWhere, 'SKILL.md', SKILL_BODY), { tag: 'text', val: SKILL_MD });
+  // mv s2/SKILL.md s2/orig; ln -s /outside.txt s2/SKILL.md (and the same for the flat file).
+  renameSync(path.join(s2, 'SKILL.md'), path.join(s2, 'orig'));
+  symlinkSync(path.join(base, 'outside.txt'), path.join(s2, 'SKILL.md'));
+  renameSync(flatFile, path.join(base, 'skills', 'flat.orig'));
+  symlinkSync(path.join(base, 'outside.txt'), flatFile);
+  assert.deepEqual(await readSkillFile('s2', bundleWhere, 'SKILL.md', SKILL_BODY), { tag: 'missing' });
+  assert.deepEqual(await readSkillFile('flat', flatWhere, 'SKILL.md', SKILL_BODY), { tag: 'missing' });
+  // Another skill file with the same frontmatter but another body: missing too.
+  writeFileSync(path.join(base, 'outside.txt'), SKILL_MD.replace('See references', 'Something else than'));
+  assert.deepEqual(await readSkillFile('s2', bundleWhere, 'SKILL.md', SKILL_BODY), { tag: 'missing' });
+  assert.deepEqual(await readSkillFile('flat', flatWhere, 'SKILL.md', SKILL_BODY), { tag: 'missing' });
+  // The other files are served as before.
+  assert.deepEqual(await readSkillFile('s2', bundleWhere, 'a.md', SKILL_BODY), { tag: 'text', val: 'A.' });
+  // Through the bridge: the body is the one the harness's registry returned for the winner in the call.
+  const registry = {
+    get: async (name) => ({
+      name,
+      provider: 'filesystem',
+      content: SKILL_BODY,
+      ...(name === 's2'
+        ? { resourceBase: { kind: 'directory', path: s2 }, path: path.join(s2, 'SKILL.md') }
+        : { resourceBase: { kind: 'directory', path: path.dirname(flatFile) }, path: flatFile }),
+    }),
+  };
+  const context = new HarnessCallContext({ registry, aborted: () => false });
+  for (const name of ['s2', 'flat']) {
+    assert.deepEqual(await context.readSkillFile(name, 'SKILL.md'), { tag: 'ok', val: { tag: 'missing' } }, name);
+  }
+  // Put back: served again.
+  rmSync(path.join(s2, 'SKILL.md'));
+  renameSync(path.join(s2, 'orig'), path.join(s2, 'SKILL.md'));
+  rmSync(flatFile);
+  renameSync(path.join(base, 'skills', 'flat.orig'), flatFile);
+  for (const name of ['s2', 'flat']) {
+    assert.deepEqual(await context.readSkillFile(name, 'SKILL.md'), { tag: 'ok', val: { tag: 'text', val: SKILL_MD } }, name);
+  }
+});
+
+/** Whether python3 can call renameat2 (glibc 2.28 and later, Linux): the swap is then one atomic exchange. */
+function pythonExchanges() {
+  if (process.platform !== 'linux') return false;
+  const probe = spawnSync('python3', ['-c', 'import ctypes; ctypes.CDLL(None).renameat2'], { stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+/**
+ * A process that swaps `a` and `b` (a folder and a link) until killed:
+ * renameat2(RENAME_EXCHANGE) through Python where it can, else a cycle of
+ * renames in Node (`a` is the link half the time).
+ */
+function swapper(a, b) {
+  if (pythonExchanges()) {
+    const script = [
+      'import ctypes, os, sys',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'a, b = sys.argv[1].encode(), sys.argv[2].encode()',
+      'while True:',
+      '    if libc.renameat2(-100, a, -100, b, 2) != 0:',
+      '        sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))',
+    ].join('\n');
+    return spawn('python3', ['-c', script, a, b], { stdio: ['ignore', 'ignore', 'pipe'] });
+  }
+  const script = [
+    "const { renameSync } = require('node:fs');",
+    'const [a, b] = process.argv.slice(1);',
+    "const spare = a + '.spare';",
+    'for (;;) { renameSync(a, spare); renameSync(b, a); renameSync(a, b); renameSync(spare, a); }',
+  ].join('\n');
+  return spawn(process.execPath, ['-e', script, a, b], { stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+test('a folder swapped for a link to a hidden folder while reads run: never lists or reads the hidden files', async () => {
+  const race = path.join(scratch, 'race');
+  write(race, {
+    'SKILL.md': SKILL_MD,
+    'sub/config': 'visible config',
+    '.git/config': 'HIDDEN CONFIG',
+    '.git/HEAD': 'HIDDEN HEAD',
+  });
+  symlinkSync('.git', path.join(race, 'sublnk'));
+  const where = { kind: 'bundle', folder: race };
+  const child = swapper(path.join(race, 'sub'), path.join(race, 'sublnk'));
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const seen = new Map();
+  try {
+    for (let round = 0; round < 1500; round += 1) {
+      for (const relative of ['sub/config', 'sub/HEAD']) {
+        const answer = await readSkillFile('race', where, relative, SKILL_BODY);
+        const key = `${relative} ${answer.tag}${answer.val === undefined ? '' : ` ${answer.val}`}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      if (round % 10 === 0) {
+        const { files } = await listSkillFiles('race', where, 100);
+        const listed = files.map((file) => file.path);
+        assert.ok(!listed.includes('sub/HEAD'), JSON.stringify(listed));
+      }
+    }
+  } finally {
+    child.kill();
+  }
+  assert.equal(stderr, '', 'the swapper ran');
+  const answers = Object.fromEntries(seen);
+  for (const key of Object.keys(answers)) {
+    assert.ok(!key.includes('HIDDEN'), JSON.stringify(answers));
+    assert.ok(['sub/config text visible config', 'sub/config missing', 'sub/HEAD missing'].includes(key), JSON.stringify(answers));
+  }
+  // The swap happened while reads ran: the folder was there some of the time and not all of it.
+  assert.ok(answers['sub/config missing'] > 0, JSON.stringify(answers));
+});
+
+/** Runs `code` (an ES module's text) in Node as a user without root's privileges when this is root; resolves to its stdout. */
+function runUnprivileged(code) {
+  const options = { encoding: 'utf8' };
+  if (typeof process.getuid === 'function' && process.getuid() === 0) Object.assign(options, { uid: 65534, gid: 65534 });
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', code], options);
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout;
+}
+
+test("a folder the walk cannot list: skill-host's text, its path relative to the skill's folder", async () => {
+  await assert.rejects(listSkillFiles('gone', { kind: 'bundle', folder: path.join(scratch, 'no-such-folder') }, 5), {
+    message: 'skill "gone": cannot list .: No such file or directory (os error 2)',
+  });
+  // A folder below that cannot be read (as a user other than root: root reads any folder).
+  const shut = mkdtempSync(path.join(tmpdir(), 'dsh-files-shut-'));
+  try {
+    write(shut, { 'SKILL.md': SKILL_MD, 'sub/deeper/a.md': 'A.', 'sub/b.md': 'B.' });
+    chmodSync(shut, 0o755);
+    for (const folder of ['sub', 'sub/deeper']) chmodSync(path.join(shut, ...folder.split('/')), 0o755);
+    chmodSync(path.join(shut, 'sub', 'deeper'), 0o311);
+    const files = pathToFileURL(fileURLToPath(new URL('../dsh/files.mjs', import.meta.url))).href;
+    const out = runUnprivileged(
+      `import { listSkillFiles, readSkillFile } from ${JSON.stringify(files)};\n` +
+        `const where = { kind: 'bundle', folder: ${JSON.stringify(shut)} };\n` +
+        `for (const run of [() => listSkillFiles('shut', where, 5), () => readSkillFile('shut', where, 'sub/b.md')]) {\n` +
+        `  try { await run(); console.log('no error'); } catch (error) { console.log(error.message); }\n` +
+        `}\n`,
+    );
+    const text = 'skill "shut": cannot list sub/deeper: Permission denied (os error 13)';
+    assert.equal(out, `${text}\n${text}\n`);
+  } finally {
+    rmSync(shut, { recursive: true, force: true });
+  }
 });
