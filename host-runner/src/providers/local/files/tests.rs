@@ -29,6 +29,36 @@ fn bundle(root: &Path, name: &str) -> std::path::PathBuf {
     folder
 }
 
+/// Runs `swap` on `folder` in a loop on another thread, each half a swap
+/// resting 50 µs, while `read` runs (it says whether a read was served),
+/// until 200 reads were served and 1,000 swaps made (at most 60 s); fails
+/// unless both happened.
+fn while_swapping(folder: &Path, swap: fn(&Path, bool), mut read: impl FnMut(usize) -> bool) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU64::new(0));
+    let swapper = {
+        let (stop, swaps, folder) = (Arc::clone(&stop), Arc::clone(&swaps), folder.to_path_buf());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for back in [false, true] {
+                    swap(&folder, back);
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let started = Instant::now();
+    let (mut reads, mut served) = (0, 0);
+    while (served < 200 || swaps.load(Ordering::Relaxed) < 1_000) && started.elapsed() < Duration::from_secs(60) {
+        reads += 1;
+        served += usize::from(read(reads));
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(served >= 200 && swaps.load(Ordering::Relaxed) >= 1_000, "{served} served, {swaps:?} swaps");
+}
+
 /// A link put at a served file's path after the walk (to a hidden file
 /// beside it) opens nothing: the read checks it opened the file the walk
 /// served. Before the check, such a swap served the hidden file in about
@@ -40,35 +70,22 @@ fn a_link_swapped_in_after_the_walk_never_serves_a_hidden_file() {
     fs::write(folder.join(".env"), SECRET).unwrap();
     fs::write(folder.join("a.md"), "plain").unwrap();
     let skill = candidate(dir.path(), "race");
-    let stop = Arc::new(AtomicBool::new(false));
-    let swaps = Arc::new(AtomicU64::new(0));
-    let swapper = {
-        let (stop, swaps, folder) = (Arc::clone(&stop), Arc::clone(&swaps), folder.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let (plain, link) = (folder.join("a.tmp"), folder.join("a.lnk"));
-                let _ = fs::write(&plain, "plain");
-                let _ = fs::rename(&plain, folder.join("a.md"));
-                std::thread::sleep(Duration::from_micros(50));
-                let _ = symlink(".env", &link);
-                let _ = fs::rename(&link, folder.join("a.md"));
-                std::thread::sleep(Duration::from_micros(50));
-                swaps.fetch_add(1, Ordering::Relaxed);
-            }
-        })
-    };
-    let started = Instant::now();
-    let (mut reads, mut served) = (0, 0);
-    while (served < 200 || swaps.load(Ordering::Relaxed) < 1_000) && started.elapsed() < Duration::from_secs(60) {
-        reads += 1;
-        if let Ok(FileRead::Text(text)) = read(&skill, "a.md") {
-            assert!(!text.contains(SECRET), "read {reads} served the hidden file");
-            served += 1;
+    let swap = |folder: &Path, back: bool| {
+        if back {
+            let _ = symlink(".env", folder.join("a.lnk"));
+            let _ = fs::rename(folder.join("a.lnk"), folder.join("a.md"));
+        } else {
+            let _ = fs::write(folder.join("a.tmp"), "plain");
+            let _ = fs::rename(folder.join("a.tmp"), folder.join("a.md"));
         }
-    }
-    stop.store(true, Ordering::Relaxed);
-    swapper.join().unwrap();
-    assert!(served >= 200 && swaps.load(Ordering::Relaxed) >= 1_000, "{served} served, {swaps:?} swaps");
+    };
+    while_swapping(&folder, swap, |reads| match read(&skill, "a.md") {
+        Ok(FileRead::Text(text)) => {
+            assert!(!text.contains(SECRET), "read {reads} served the hidden file");
+            true
+        }
+        _ => false,
+    });
 }
 
 /// A folder of needless entries costs a bounded walk: past the bound, the
@@ -106,37 +123,23 @@ fn a_folder_swapped_for_a_link_never_serves_a_hidden_folders_files() {
     fs::write(folder.join(".git/config"), SECRET).unwrap();
     symlink(".git", folder.join("link")).unwrap();
     let skill = candidate(dir.path(), "race");
-    let stop = Arc::new(AtomicBool::new(false));
-    let swaps = Arc::new(AtomicU64::new(0));
-    let swapper = {
-        let (stop, swaps, folder) = (Arc::clone(&stop), Arc::clone(&swaps), folder.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let _ = fs::rename(folder.join("sub"), folder.join("sub.real"));
-                let _ = fs::rename(folder.join("link"), folder.join("sub"));
-                std::thread::sleep(Duration::from_micros(50));
-                let _ = fs::rename(folder.join("sub"), folder.join("link"));
-                let _ = fs::rename(folder.join("sub.real"), folder.join("sub"));
-                std::thread::sleep(Duration::from_micros(50));
-                swaps.fetch_add(1, Ordering::Relaxed);
-            }
-        })
+    let swap = |folder: &Path, back: bool| {
+        let (to, from) = if back { ("link", "sub.real") } else { ("sub.real", "link") };
+        let _ = fs::rename(folder.join("sub"), folder.join(to));
+        let _ = fs::rename(folder.join(from), folder.join("sub"));
     };
-    let started = Instant::now();
-    let (mut reads, mut served) = (0, 0);
-    while (served < 200 || swaps.load(Ordering::Relaxed) < 1_000) && started.elapsed() < Duration::from_secs(60) {
-        reads += 1;
-        if let Ok(FileRead::Text(text)) = read(&skill, "sub/config") {
-            assert!(!text.contains(SECRET), "read {reads} served the hidden folder's file");
-            served += 1;
-        }
+    while_swapping(&folder, swap, |reads| {
         if let Ok(Some(listing)) = list(&skill, 10) {
             // The real folder, under either of its names; never the link's.
             let real = |path: &str| path == "sub/config" || path == "sub.real/config";
             assert!(listing.files.iter().all(|(path, _)| real(path)), "{listing:?}");
         }
-    }
-    stop.store(true, Ordering::Relaxed);
-    swapper.join().unwrap();
-    assert!(served >= 200 && swaps.load(Ordering::Relaxed) >= 1_000, "{served} served, {swaps:?} swaps");
+        match read(&skill, "sub/config") {
+            Ok(FileRead::Text(text)) => {
+                assert!(!text.contains(SECRET), "read {reads} served the hidden folder's file");
+                true
+            }
+            _ => false,
+        }
+    });
 }
