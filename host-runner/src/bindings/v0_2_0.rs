@@ -24,8 +24,69 @@ use exports::dsh::skill::plugin as api;
 
 use crate::imports::{Addition, CallContext, Decided};
 
-// `types`, `registry` and `session`, converted from the current ones.
-super::imports_through_current!();
+impl types::Host for CallContext {}
+
+impl registry::Host for CallContext {
+    fn snapshot(
+        &mut self,
+        known: Option<u64>,
+    ) -> wasmtime::Result<Result<registry::SnapshotAnswer, types::RegistryError>> {
+        let answer = current::registry::Host::snapshot(self, known)?;
+        Ok(answer.map_err(registry_error).map(|answer| match answer {
+            current::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
+            current::registry::SnapshotAnswer::Changed(snapshot) => {
+                registry::SnapshotAnswer::Changed(registry::SkillSnapshot {
+                    complete: snapshot.complete,
+                    revision: snapshot.revision,
+                    skills: snapshot.skills.into_iter().map(summary).collect(),
+                })
+            }
+        }))
+    }
+
+    fn list_skills(
+        &mut self,
+        name: Option<String>,
+    ) -> wasmtime::Result<Result<Vec<types::SkillSummary>, types::RegistryError>> {
+        let listed = current::registry::Host::list_skills(self, name)?;
+        Ok(listed.map(|skills| skills.into_iter().map(summary).collect()).map_err(registry_error))
+    }
+
+    fn get_skill(
+        &mut self,
+        name: String,
+    ) -> wasmtime::Result<Result<Option<types::SkillDefinition>, types::RegistryError>> {
+        let loaded = current::registry::Host::get_skill(self, name)?;
+        Ok(loaded.map(|found| found.map(definition)).map_err(registry_error))
+    }
+}
+
+impl session::Host for CallContext {
+    fn list_user_messages(
+        &mut self,
+        filters: Vec<session::SourceFilter>,
+        before: Option<u64>,
+        limit: u32,
+    ) -> wasmtime::Result<session::MessageRefPage> {
+        let filters = filters
+            .into_iter()
+            .map(|filter| current::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
+            .collect();
+        let page = current::session::Host::list_user_messages(self, filters, before, limit)?;
+        Ok(session::MessageRefPage {
+            refs: page
+                .refs
+                .into_iter()
+                .map(|found| session::MessageRef { seq: found.seq, visible: found.visible })
+                .collect(),
+            next: page.next,
+        })
+    }
+
+    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<types::Message>> {
+        Ok(current::session::Host::get_user_message(self, seq)?.map(message))
+    }
+}
 
 impl step::Host for CallContext {
     fn proposed_messages(&mut self) -> wasmtime::Result<Vec<types::Message>> {
@@ -53,6 +114,48 @@ pub(super) fn summary(skill: now::SkillSummary) -> types::SkillSummary {
     }
 }
 
+fn definition(skill: now::SkillDefinition) -> types::SkillDefinition {
+    types::SkillDefinition {
+        name: skill.name,
+        description: skill.description,
+        invocation: policy(skill.invocation),
+        provider: skill.provider,
+        resource_base: skill.resource_base.map(|base| match base {
+            now::ResourceBase::Directory(path) => types::ResourceBase::Directory(path),
+            now::ResourceBase::Url(url) => types::ResourceBase::Url(url),
+            now::ResourceBase::Opaque(text) => types::ResourceBase::Opaque(text),
+        }),
+        path: skill.path,
+        content: skill.content,
+        body_digest: skill.body_digest,
+    }
+}
+
+fn policy(policy: now::InvocationPolicy) -> types::InvocationPolicy {
+    types::InvocationPolicy { model_invocable: policy.model_invocable, user_invocable: policy.user_invocable }
+}
+
+fn registry_error(error: now::RegistryError) -> types::RegistryError {
+    match error {
+        now::RegistryError::Aborted => types::RegistryError::Aborted,
+        now::RegistryError::Failed(text) => types::RegistryError::Failed(text),
+    }
+}
+
+fn message(message: now::Message) -> types::Message {
+    types::Message {
+        source: message.source,
+        content: message
+            .content
+            .into_iter()
+            .map(|block| match block {
+                now::ContentBlock::Text(text) => types::ContentBlock::Text(text),
+                now::ContentBlock::Other(json) => types::ContentBlock::Other(json),
+            })
+            .collect(),
+    }
+}
+
 /// A message a 0.2.0 plugin added, its source text and blocks as written.
 fn message_in(message: types::Message) -> now::Message {
     now::Message {
@@ -76,7 +179,7 @@ pub(super) fn resource_base_in(base: types::ResourceBase) -> now::ResourceBase {
     }
 }
 
-// `step_context`, `step_error` and `tool_definition`, which 0.3.0 did not change.
+// `step_context`, `step_error` and `tool_definition`, which no later version changed.
 super::unchanged_plugin_records!();
 
 pub(super) fn tool_success(success: api::ToolSuccess) -> current::plugin::ToolSuccess {

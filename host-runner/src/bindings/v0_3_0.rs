@@ -3,30 +3,92 @@
 //!
 //! 0.3.0 differs from 0.4.0 in two places: the registry has no
 //! `list-skill-files` or `read-skill-file` (a 0.3.0 plugin reads no files),
-//! and a tool value is never a `file`. Every record and variant it shares
-//! with 0.4.0 has the same shape, so each import answers by calling this
-//! host's 0.4.0 implementation and converting field by field.
+//! and a tool value is never a `file`. Every other record has 0.4.0's shape,
+//! so the shared `types` interface is mapped onto the current Rust types
+//! outright (the component model matches records by structure, not by
+//! package version, as 0.1.0's is onto 0.2.0's), and the imports answer by
+//! calling this host's current implementation, converting only the records
+//! each interface defines for itself.
 
 use super::current;
-use super::current::types as now;
 
 wasmtime::component::bindgen!({
     path: "../wit/released/0.3.0",
     world: "skill-plugin",
     imports: { default: trappable },
+    with: { "dsh:skill/types@0.3.0": super::current::types },
 });
 
-pub use dsh::skill::{registry, session, step, types};
+use super::current::types as now;
+
+use dsh::skill::{registry, session, step};
 use exports::dsh::skill::plugin as api;
 
 use crate::imports::{Addition, CallContext, Decided};
 
-// `types`, `registry` and `session`, converted from the current ones.
-super::imports_through_current!();
+impl registry::Host for CallContext {
+    fn snapshot(
+        &mut self,
+        known: Option<u64>,
+    ) -> wasmtime::Result<Result<registry::SnapshotAnswer, now::RegistryError>> {
+        let answer = current::registry::Host::snapshot(self, known)?;
+        Ok(answer.map(|answer| match answer {
+            current::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
+            current::registry::SnapshotAnswer::Changed(snapshot) => {
+                registry::SnapshotAnswer::Changed(registry::SkillSnapshot {
+                    complete: snapshot.complete,
+                    revision: snapshot.revision,
+                    skills: snapshot.skills,
+                })
+            }
+        }))
+    }
+
+    fn list_skills(
+        &mut self,
+        name: Option<String>,
+    ) -> wasmtime::Result<Result<Vec<now::SkillSummary>, now::RegistryError>> {
+        current::registry::Host::list_skills(self, name)
+    }
+
+    fn get_skill(
+        &mut self,
+        name: String,
+    ) -> wasmtime::Result<Result<Option<now::SkillDefinition>, now::RegistryError>> {
+        current::registry::Host::get_skill(self, name)
+    }
+}
+
+impl session::Host for CallContext {
+    fn list_user_messages(
+        &mut self,
+        filters: Vec<session::SourceFilter>,
+        before: Option<u64>,
+        limit: u32,
+    ) -> wasmtime::Result<session::MessageRefPage> {
+        let filters = filters
+            .into_iter()
+            .map(|filter| current::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
+            .collect();
+        let page = current::session::Host::list_user_messages(self, filters, before, limit)?;
+        Ok(session::MessageRefPage {
+            refs: page
+                .refs
+                .into_iter()
+                .map(|found| session::MessageRef { seq: found.seq, visible: found.visible })
+                .collect(),
+            next: page.next,
+        })
+    }
+
+    fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<now::Message>> {
+        current::session::Host::get_user_message(self, seq)
+    }
+}
 
 impl step::Host for CallContext {
-    fn proposed_messages(&mut self) -> wasmtime::Result<Vec<types::Message>> {
-        Ok(current::step::Host::proposed_messages(self)?.into_iter().map(message).collect())
+    fn proposed_messages(&mut self) -> wasmtime::Result<Vec<now::Message>> {
+        current::step::Host::proposed_messages(self)
     }
 
     fn decide(&mut self, messages: Vec<step::DecidedMessage>) -> wasmtime::Result<()> {
@@ -34,19 +96,6 @@ impl step::Host for CallContext {
             step::DecidedMessage::Proposed(index) => Decided::Proposed(index),
             step::DecidedMessage::Added(added) => Decided::Added(Addition::Typed(added_message(added))),
         })
-    }
-}
-
-fn summary(skill: now::SkillSummary) -> types::SkillSummary {
-    types::SkillSummary {
-        name: skill.name,
-        description: skill.description,
-        when_to_use: skill.when_to_use,
-        invocation: policy(skill.invocation),
-        provider: skill.provider,
-        source: skill.source,
-        path: skill.path,
-        body_digest: skill.body_digest,
     }
 }
 
@@ -82,17 +131,14 @@ fn added_message(added: step::AddedMessage) -> current::step::AddedMessage {
 // `step_context`, `step_error` and `tool_definition`, which 0.4.0 did not change.
 super::unchanged_plugin_records!();
 
+/// A 0.3.0 tool result: a skill or search matches, never a file.
 pub(super) fn tool_success(success: api::ToolSuccess) -> current::plugin::ToolSuccess {
     current::plugin::ToolSuccess {
         value: match success.value {
             api::ToolValue::Skill(result) => current::plugin::ToolValue::Skill(current::plugin::SkillResult {
                 name: result.name,
                 provider: result.provider,
-                resource_base: result.resource_base.map(|base| match base {
-                    types::ResourceBase::Directory(path) => now::ResourceBase::Directory(path),
-                    types::ResourceBase::Url(url) => now::ResourceBase::Url(url),
-                    types::ResourceBase::Opaque(text) => now::ResourceBase::Opaque(text),
-                }),
+                resource_base: result.resource_base,
                 content: result.content,
             }),
             api::ToolValue::Matches(matches) => current::plugin::ToolValue::Matches(
