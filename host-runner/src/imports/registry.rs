@@ -1,11 +1,16 @@
 //! `dsh:skill/registry`: the registry's answers for the call's working
 //! directory, converted to WIT types.
 
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::bindings::registry::{FileAnswer, Host, SkillFile, SkillFiles, SkillSnapshot, SnapshotAnswer};
 use crate::bindings::types as wit;
-use crate::registry::{FileRead, RegistryError, ResourceBase, SkillCandidate, is_skill_name};
+use crate::registry::{
+    FileRead, ProviderDeadline, RegistryError, RegistrySnapshot, ResourceBase, SkillCandidate, SkillRegistry,
+    is_skill_name,
+};
 
 impl Host for super::CallContext {
     fn snapshot(&mut self, known: Option<u64>) -> wasmtime::Result<Result<SnapshotAnswer, wit::RegistryError>> {
@@ -115,23 +120,15 @@ impl super::CallContext {
         &mut self,
         name: String,
     ) -> wasmtime::Result<Result<Option<wit::SkillDefinition>, wit::RegistryError>> {
-        if self.aborted() {
-            return Ok(Err(wit::RegistryError::Aborted));
-        }
-        let Some(registry) = self.registry.clone() else {
-            return Ok(Ok(None));
-        };
         // A name outside the grammar is nothing, and no provider is asked.
-        if !is_skill_name(&name) {
+        if !is_skill_name(&name) && !self.aborted() {
             return Ok(Ok(None));
         }
-        let snapshot = self.listing(&registry, true);
-        let loaded = registry.get_listed(&snapshot, self.cwd(), &name, &self.provider_deadline());
-        if self.aborted() {
-            return Ok(Err(wit::RegistryError::Aborted));
-        }
-        Ok(match loaded {
-            Ok(definition) => Ok(definition.map(|definition| {
+        let loaded = self.ask_registry(None, |registry, snapshot, cwd, deadline| {
+            registry.get_listed(snapshot, cwd, &name, deadline)
+        })?;
+        Ok(loaded.map(|definition| {
+            definition.map(|definition| {
                 let skill = definition.summary;
                 wit::SkillDefinition {
                     invocation: policy(&skill),
@@ -143,9 +140,8 @@ impl super::CallContext {
                     content: definition.content,
                     body_digest: skill.body_digest,
                 }
-            })),
-            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
-        })
+            })
+        }))
     }
 
     fn list_skill_files_answer(
@@ -153,25 +149,16 @@ impl super::CallContext {
         name: String,
         limit: u32,
     ) -> wasmtime::Result<Result<Option<SkillFiles>, wit::RegistryError>> {
-        if self.aborted() {
-            return Ok(Err(wit::RegistryError::Aborted));
-        }
-        let Some(registry) = self.registry.clone() else {
-            return Ok(Ok(None));
-        };
-        let snapshot = self.listing(&registry, true);
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let listed = registry.list_files_listed(&snapshot, self.cwd(), &name, limit, &self.provider_deadline());
-        if self.aborted() {
-            return Ok(Err(wit::RegistryError::Aborted));
-        }
-        Ok(match listed {
-            Ok(listing) => Ok(listing.map(|listing| SkillFiles {
+        let listed = self.ask_registry(None, |registry, snapshot, cwd, deadline| {
+            registry.list_files_listed(snapshot, cwd, &name, limit, deadline)
+        })?;
+        Ok(listed.map(|listing| {
+            listing.map(|listing| SkillFiles {
                 files: listing.files.into_iter().map(|(path, size)| SkillFile { path, size }).collect(),
                 total: listing.total,
-            })),
-            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
-        })
+            })
+        }))
     }
 
     fn read_skill_file_answer(
@@ -179,25 +166,39 @@ impl super::CallContext {
         name: &str,
         path: &str,
     ) -> wasmtime::Result<Result<FileAnswer, wit::RegistryError>> {
+        let read = self.ask_registry(FileRead::Unavailable, |registry, snapshot, cwd, deadline| {
+            registry.read_file_listed(snapshot, cwd, name, path, deadline)
+        })?;
+        Ok(read.map(|read| match read {
+            FileRead::Text(text) => FileAnswer::Text(text),
+            FileRead::Binary(size) => FileAnswer::Binary(size),
+            FileRead::TooLarge(size) => FileAnswer::TooLarge(size),
+            FileRead::Missing => FileAnswer::Missing,
+            FileRead::Unavailable => FileAnswer::Unavailable,
+        }))
+    }
+
+    /// What `ask` answers from the call's listing (for a load) under the
+    /// call's provider deadline: `aborted` when the step's abort rose before
+    /// or while it ran (a provider abandoned on abort failed), `nothing`
+    /// when the call reaches no registry.
+    fn ask_registry<T>(
+        &mut self,
+        nothing: T,
+        ask: impl FnOnce(&SkillRegistry, &RegistrySnapshot, Option<&Path>, &ProviderDeadline) -> Result<T, RegistryError>,
+    ) -> wasmtime::Result<Result<T, wit::RegistryError>> {
         if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
         let Some(registry) = self.registry.clone() else {
-            return Ok(Ok(FileAnswer::Unavailable));
+            return Ok(Ok(nothing));
         };
         let snapshot = self.listing(&registry, true);
-        let read = registry.read_file_listed(&snapshot, self.cwd(), name, path, &self.provider_deadline());
+        let answer = ask(&registry, &snapshot, self.cwd(), &self.provider_deadline());
         if self.aborted() {
             return Ok(Err(wit::RegistryError::Aborted));
         }
-        Ok(match read {
-            Ok(FileRead::Text(text)) => Ok(FileAnswer::Text(text)),
-            Ok(FileRead::Binary(size)) => Ok(FileAnswer::Binary(size)),
-            Ok(FileRead::TooLarge(size)) => Ok(FileAnswer::TooLarge(size)),
-            Ok(FileRead::Missing) => Ok(FileAnswer::Missing),
-            Ok(FileRead::Unavailable) => Ok(FileAnswer::Unavailable),
-            Err(RegistryError::Failed(text)) => Err(wit::RegistryError::Failed(text)),
-        })
+        Ok(answer.map_err(|RegistryError::Failed(text)| wit::RegistryError::Failed(text)))
     }
 }
 
