@@ -199,15 +199,10 @@ class _Reader(ScalarReader):
         """A node that starts on this line: an alias (refused), a flow
         collection, a quoted scalar, or a plain scalar's first line (a
         ``str`` node whose value is None until :meth:`plain_rest`)."""
+        opened = self.opening_node(str_tag)
+        if opened is not None:
+            return opened
         c = self.at()
-        if c == "*":
-            raise self.refuse(self.pos, "YAML aliases are not supported in frontmatter")
-        if c in "[{":
-            return self.flow_collection()
-        if c in "'\"":
-            return self.quoted(str_tag)
-        if c in "@`":
-            raise self.syntax(self.pos, f"unexpected character: `{c}'")
         if c in "]},%" or (c in "-?:" and self.blank_after(self.pos + 1)):
             raise self.syntax(self.pos, f"unexpected character: `{c}'")
         start = self.pos

@@ -257,9 +257,10 @@ class ScalarReader:
         self.depth -= 1
         return Node("seq" if opener == "[" else "map", items, self.line(start))
 
-    def flow_node(self) -> Node:
-        """A node inside a flow collection."""
-        _, str_tag = self.properties()
+    def opening_node(self, str_tag: bool) -> Node | None:
+        """The node that starts here when its first character says what it
+        is (an alias, refused; a flow collection; a quoted scalar; a
+        reserved character, refused); None for a plain scalar's start."""
         c = self.at()
         if c == "*":
             raise self.refuse(self.pos, "YAML aliases are not supported in frontmatter")
@@ -269,6 +270,14 @@ class ScalarReader:
             return self.quoted(str_tag)
         if c in "@`":
             raise self.syntax(self.pos, f"unexpected character: `{c}'")
+        return None
+
+    def flow_node(self) -> Node:
+        """A node inside a flow collection."""
+        _, str_tag = self.properties()
+        opened = self.opening_node(str_tag)
+        if opened is not None:
+            return opened
         start, parts = self.pos, []
         while True:
             begin = self.pos

@@ -50,6 +50,22 @@ from typing import Optional, Tuple
 from .names import MAX_SKILL_FILE_READ_BYTES, is_skill_file_path
 from .registry import MISSING, UNAVAILABLE, Candidate, FileAnswer, ProviderError, SkillFile, file_answer, too_large
 
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """The bytes of the open file ``fd``, read to its end but no further
+    than ``limit + 1`` bytes (so a caller sees that a file is over ``limit``
+    without reading all of it)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = os.read(fd, limit + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 #: The skill file at the top of a bundle.
 SKILL_FILE = "SKILL.md"
 #: The most files one skill may have, its ``SKILL.md`` among them (the Skills extension's).
@@ -452,14 +468,7 @@ def _read(fd: int, name: str, path: str, identity: tuple[int, int]) -> FileAnswe
         over = too_large(info.st_size)
         if over is not None:
             return over
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_SKILL_FILE_READ_BYTES:
-            chunk = os.read(fd, MAX_SKILL_FILE_READ_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_at_most(fd, MAX_SKILL_FILE_READ_BYTES)
     except OSError as error:
         raise _unreadable(name, f"cannot read {path}: {io_error(error)}") from None
-    return file_answer(b"".join(chunks))
+    return file_answer(data)

@@ -382,14 +382,7 @@ def _read_regular(fd: int, info: os.stat_result) -> bytes | Refused:
     limit = MAX_SKILL_FILE_BYTES
     if info.st_size > limit:
         return Refused(f"skill file is {info.st_size} bytes, over the {limit}-byte limit")
-    chunks: list[bytes] = []
-    size = 0
-    while size <= limit:
-        chunk = os.read(fd, limit + 1 - size)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    if size > limit:
+    data = local_files.read_at_most(fd, limit)
+    if len(data) > limit:
         return Refused(f"skill file is more than {limit} bytes, over the {limit}-byte limit")
-    return b"".join(chunks)
+    return data
