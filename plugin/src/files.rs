@@ -95,12 +95,11 @@ pub fn read(
 }
 
 /// A file's text over `max` characters, cut as a body is
-/// ([`crate::tool::cut_at_line`]) and followed by a line saying how much was
-/// left out; `None` when it fits.
+/// ([`crate::tool::cut_with_line`]) and followed by a line saying how much
+/// was left out; `None` when it fits.
 fn cut(text: &str, max: usize) -> Option<String> {
-    let (kept, omitted) = crate::tool::cut_at_line(text, max)?;
-    let separator = if kept.ends_with('\n') { "" } else { "\n" };
-    Some(format!("{kept}{separator}[{omitted} more characters of this file were left out.]"))
+    let line = |omitted| format!("[{omitted} more characters of this file were left out.]");
+    crate::tool::cut_with_line(text, max, line).map(|(cut, _)| cut)
 }
 
 /// The manifest a whole load of a skill with files ends with: how many

@@ -215,26 +215,27 @@ pub fn result_of(definition: SkillDefinition, config: &Config) -> SkillResult {
 /// ([`sections::outline`]); `None` when the body fits.
 pub fn cap_body(definition: &SkillDefinition, max: usize, outline: bool) -> Option<String> {
     let body = &definition.content;
-    let (kept, omitted) = cut_at_line(body, max)?;
-    let separator = if kept.ends_with('\n') { "" } else { "\n" };
-    let mut text = format!("{kept}{separator}{}", cut_line(definition, omitted));
-    if let Some(left) = outline.then(|| sections::outline(body, kept.len())).flatten() {
+    let (mut text, kept) = cut_with_line(body, max, |omitted| cut_line(definition, omitted))?;
+    if let Some(left) = outline.then(|| sections::outline(body, kept)).flatten() {
         text.push('\n');
         text.push_str(&left);
     }
     Some(text)
 }
 
-/// `text` over `max` characters cut: the part kept, to the last line break
-/// at or before `max` characters (to `max` itself when there is none), and
-/// how many characters were left out; `None` when it fits.
-pub fn cut_at_line(text: &str, max: usize) -> Option<(&str, usize)> {
+/// `text` over `max` characters, cut at the last line break at or before
+/// `max` characters (at `max` itself when there is none) and followed, on a
+/// line of its own, by `line` of how many characters were left out; with
+/// how many bytes of `text` were kept. `None` when it fits.
+pub fn cut_with_line(text: &str, max: usize, line: impl FnOnce(usize) -> String) -> Option<(String, usize)> {
     let end = text.char_indices().nth(max).map(|(at, _)| at)?;
     let kept = match text[..end].rfind('\n') {
         Some(newline) => &text[..=newline],
         None => &text[..end],
     };
-    Some((kept, text[kept.len()..].chars().count()))
+    let omitted = text[kept.len()..].chars().count();
+    let separator = if kept.ends_with('\n') { "" } else { "\n" };
+    Some((format!("{kept}{separator}{}", line(omitted)), kept.len()))
 }
 
 /// The line that ends a cut body: how much was left out and where the whole
