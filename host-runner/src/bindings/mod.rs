@@ -49,6 +49,62 @@ macro_rules! unchanged_plugin_records {
 }
 use unchanged_plugin_records;
 
+/// `session.list-user-messages` of an earlier version, answered through
+/// the `$from` version module's (or `current`'s) and its page converted:
+/// the filters and the page are records the session interface defines
+/// itself, alike in every version. Written once for the version modules'
+/// `impl session::Host`.
+macro_rules! list_user_messages_through {
+    ($from:ident) => {
+        fn list_user_messages(
+            &mut self,
+            filters: Vec<session::SourceFilter>,
+            before: Option<u64>,
+            limit: u32,
+        ) -> wasmtime::Result<session::MessageRefPage> {
+            let filters = filters
+                .into_iter()
+                .map(|filter| $from::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
+                .collect();
+            let page = $from::session::Host::list_user_messages(self, filters, before, limit)?;
+            Ok(session::MessageRefPage {
+                refs: page
+                    .refs
+                    .into_iter()
+                    .map(|found| session::MessageRef { seq: found.seq, visible: found.visible })
+                    .collect(),
+                next: page.next,
+            })
+        }
+    };
+}
+use list_user_messages_through;
+
+/// `registry.snapshot` of an earlier version whose `types` are mapped onto
+/// those of `$from` (0.1.0's onto 0.2.0's, 0.3.0's onto the current ones):
+/// only the answer, a record the registry interface defines, is converted.
+macro_rules! snapshot_through {
+    ($from:ident) => {
+        fn snapshot(
+            &mut self,
+            known: Option<u64>,
+        ) -> wasmtime::Result<Result<registry::SnapshotAnswer, $from::types::RegistryError>> {
+            let answer = $from::registry::Host::snapshot(self, known)?;
+            Ok(answer.map(|answer| match answer {
+                $from::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
+                $from::registry::SnapshotAnswer::Changed(snapshot) => {
+                    registry::SnapshotAnswer::Changed(registry::SkillSnapshot {
+                        complete: snapshot.complete,
+                        revision: snapshot.revision,
+                        skills: snapshot.skills,
+                    })
+                }
+            }))
+        }
+    };
+}
+use snapshot_through;
+
 mod v0_1_0;
 mod v0_2_0;
 mod v0_3_0;

@@ -28,22 +28,7 @@ use exports::dsh::skill::plugin as api;
 use crate::imports::CallContext;
 
 impl registry::Host for CallContext {
-    fn snapshot(
-        &mut self,
-        known: Option<u64>,
-    ) -> wasmtime::Result<Result<registry::SnapshotAnswer, then::RegistryError>> {
-        let answer = v0_2_0::registry::Host::snapshot(self, known)?;
-        Ok(answer.map(|answer| match answer {
-            v0_2_0::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
-            v0_2_0::registry::SnapshotAnswer::Changed(snapshot) => {
-                registry::SnapshotAnswer::Changed(registry::SkillSnapshot {
-                    complete: snapshot.complete,
-                    revision: snapshot.revision,
-                    skills: snapshot.skills,
-                })
-            }
-        }))
-    }
+    super::snapshot_through!(v0_2_0);
 
     fn list_skills(
         &mut self,
@@ -61,26 +46,7 @@ impl registry::Host for CallContext {
 }
 
 impl session::Host for CallContext {
-    fn list_user_messages(
-        &mut self,
-        filters: Vec<session::SourceFilter>,
-        before: Option<u64>,
-        limit: u32,
-    ) -> wasmtime::Result<session::MessageRefPage> {
-        let filters = filters
-            .into_iter()
-            .map(|filter| v0_2_0::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
-            .collect();
-        let page = v0_2_0::session::Host::list_user_messages(self, filters, before, limit)?;
-        Ok(session::MessageRefPage {
-            refs: page
-                .refs
-                .into_iter()
-                .map(|found| session::MessageRef { seq: found.seq, visible: found.visible })
-                .collect(),
-            next: page.next,
-        })
-    }
+    super::list_user_messages_through!(v0_2_0);
 
     fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<then::Message>> {
         v0_2_0::session::Host::get_user_message(self, seq)

@@ -62,26 +62,7 @@ impl registry::Host for CallContext {
 }
 
 impl session::Host for CallContext {
-    fn list_user_messages(
-        &mut self,
-        filters: Vec<session::SourceFilter>,
-        before: Option<u64>,
-        limit: u32,
-    ) -> wasmtime::Result<session::MessageRefPage> {
-        let filters = filters
-            .into_iter()
-            .map(|filter| current::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
-            .collect();
-        let page = current::session::Host::list_user_messages(self, filters, before, limit)?;
-        Ok(session::MessageRefPage {
-            refs: page
-                .refs
-                .into_iter()
-                .map(|found| session::MessageRef { seq: found.seq, visible: found.visible })
-                .collect(),
-            next: page.next,
-        })
-    }
+    super::list_user_messages_through!(current);
 
     fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<types::Message>> {
         Ok(current::session::Host::get_user_message(self, seq)?.map(message))

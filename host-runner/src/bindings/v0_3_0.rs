@@ -27,22 +27,7 @@ use exports::dsh::skill::plugin as api;
 use crate::imports::{Addition, CallContext, Decided};
 
 impl registry::Host for CallContext {
-    fn snapshot(
-        &mut self,
-        known: Option<u64>,
-    ) -> wasmtime::Result<Result<registry::SnapshotAnswer, now::RegistryError>> {
-        let answer = current::registry::Host::snapshot(self, known)?;
-        Ok(answer.map(|answer| match answer {
-            current::registry::SnapshotAnswer::Unchanged => registry::SnapshotAnswer::Unchanged,
-            current::registry::SnapshotAnswer::Changed(snapshot) => {
-                registry::SnapshotAnswer::Changed(registry::SkillSnapshot {
-                    complete: snapshot.complete,
-                    revision: snapshot.revision,
-                    skills: snapshot.skills,
-                })
-            }
-        }))
-    }
+    super::snapshot_through!(current);
 
     fn list_skills(
         &mut self,
@@ -60,26 +45,7 @@ impl registry::Host for CallContext {
 }
 
 impl session::Host for CallContext {
-    fn list_user_messages(
-        &mut self,
-        filters: Vec<session::SourceFilter>,
-        before: Option<u64>,
-        limit: u32,
-    ) -> wasmtime::Result<session::MessageRefPage> {
-        let filters = filters
-            .into_iter()
-            .map(|filter| current::session::SourceFilter { kind: filter.kind, plugin: filter.plugin })
-            .collect();
-        let page = current::session::Host::list_user_messages(self, filters, before, limit)?;
-        Ok(session::MessageRefPage {
-            refs: page
-                .refs
-                .into_iter()
-                .map(|found| session::MessageRef { seq: found.seq, visible: found.visible })
-                .collect(),
-            next: page.next,
-        })
-    }
+    super::list_user_messages_through!(current);
 
     fn get_user_message(&mut self, seq: u64) -> wasmtime::Result<Option<now::Message>> {
         current::session::Host::get_user_message(self, seq)
